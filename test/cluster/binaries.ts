@@ -1,0 +1,46 @@
+import { execFile } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+/** Folders that hold the control plane's binaries, as built by build-binaries.sh. */
+export interface Binaries {
+  /** kube-apiserver, kube-controller-manager, kube-scheduler and kubectl. */
+  kubernetes: string;
+  etcd: string;
+  /** kwok, and its stage configurations under stages/. */
+  kwok: string;
+  helm: string;
+  openapiv2: string;
+}
+
+const BUILD_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), 'build-binaries.sh');
+
+/**
+ * Builds any missing binary (minutes, once per machine) and returns where they all are.
+ * A warm call only checks that the files exist.
+ */
+export async function ensureBinaries(): Promise<Binaries> {
+  const { stdout } = await promisify(execFile)('bash', [BUILD_SCRIPT], {
+    maxBuffer: 16 * 1024 * 1024,
+    timeout: 60 * 60 * 1000,
+  });
+  const paths = new Map(
+    stdout
+      .split('\n')
+      .map((line) => line.split('='))
+      .filter((parts): parts is [string, string] => parts.length === 2),
+  );
+  const get = (key: string): string => {
+    const value = paths.get(key);
+    if (value === undefined) throw new Error(`build-binaries.sh did not report ${key}`);
+    return value;
+  };
+  return {
+    kubernetes: get('KUBERNETES_BIN'),
+    etcd: get('ETCD_BIN'),
+    kwok: get('KWOK_BIN'),
+    helm: get('HELM_BIN'),
+    openapiv2: get('OPENAPIV2_BIN'),
+  };
+}

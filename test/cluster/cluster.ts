@@ -1,0 +1,391 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { CoreV1Api, KubeConfig, type V1Node } from '@kubernetes/client-node';
+import { dump } from 'js-yaml';
+import { ensureBinaries, type Binaries } from './binaries.ts';
+import { DEFAULT_NODE_POOLS, simulatedNodes, type NodePoolOptions, KWOK_NODE_ANNOTATION } from './nodes.ts';
+import { adminKubeconfig, createPki, type Pki } from './pki.ts';
+import { freePort } from './ports.ts';
+import { startProcess, type ManagedProcess } from './process.ts';
+import { StorageSimulator } from './storage-simulator.ts';
+import { GiveUp, waitFor } from './wait.ts';
+
+/** Options of {@link startCluster}. */
+export interface ClusterOptions {
+  nodes?: NodePoolOptions;
+  /** How long the simulated storage takes to grow a volume. */
+  resizeDelayMs?: number;
+  /** Parent folder of the run folder (state and logs); default /dev/shm, a tmpfs. */
+  baseDir?: string;
+  /** Progress messages, e.g. `console.error`. */
+  log?: (message: string) => void;
+}
+
+/** A running local control plane. */
+export interface Cluster {
+  /** The admin kubeconfig; it trusts the cluster's CA and carries a bearer token. */
+  readonly kubeconfigPath: string;
+  readonly kubeConfig: KubeConfig;
+  /** The apiserver's URL, https on a loopback port. */
+  readonly server: string;
+  /** State and logs of every component. */
+  readonly runDir: string;
+  readonly binaries: Binaries;
+  readonly storage: StorageSimulator;
+  /** Runs the cluster's own kubectl against it. */
+  kubectl(args: readonly string[], input?: string): Promise<string>;
+  /** The running components: name and process id. */
+  components(): { name: string; pid: number | undefined; running: boolean }[];
+  /** The last lines of every component's log, for a failure report. */
+  logs(lines?: number): string;
+  /** Stops every component and waits for them to exit; removes the run folder unless `keepRunDir`. */
+  stop(options?: { keepRunDir?: boolean }): Promise<void>;
+}
+
+const KWOK_STAGES = [
+  'node/fast/node-initialize.yaml',
+  'node/heartbeat-with-lease/node-heartbeat-with-lease.yaml',
+  'pod/fast/pod-ready.yaml',
+  'pod/fast/pod-complete.yaml',
+  'pod/fast/pod-delete.yaml',
+];
+
+/**
+ * Starts etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok from the
+ * binaries that build-binaries.sh made, on free loopback ports, then creates the simulated CPU
+ * and GPU nodes and the simulated storage, and resolves once all of it is ready.
+ */
+export async function startCluster(options: ClusterOptions = {}): Promise<Cluster> {
+  const log = options.log ?? (() => undefined);
+  const binaries = await ensureBinaries();
+  const base = options.baseDir ?? (existsSync('/dev/shm') ? '/dev/shm' : tmpdir());
+  const runDir = await mkdtemp(join(base, 'ai-engine-manager-cluster-'));
+  const processes: ManagedProcess[] = [];
+  const logs = (lines = 40): string =>
+    processes.map((p) => `----- ${p.name} (${p.logPath}) -----\n${p.tail(lines)}`).join('\n');
+  let storage: StorageSimulator | undefined;
+  const stopAll = async (keepRunDir: boolean): Promise<void> => {
+    await storage?.stop();
+    for (const p of [...processes].reverse()) await p.stop();
+    if (!keepRunDir) await rm(runDir, { recursive: true, force: true });
+  };
+
+  try {
+    const started = Date.now();
+    const pki = await createPki(runDir);
+    const etcdUrl = await startEtcd({ binaries, runDir, processes });
+    const server = await startApiserver({ binaries, runDir, processes, pki, etcdUrl });
+    const kubeconfigPath = join(runDir, 'kubeconfig');
+    await writeFile(kubeconfigPath, adminKubeconfig(server, pki), { mode: 0o600 });
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromFile(kubeconfigPath);
+    log(`kube-apiserver ready at ${server} after ${Date.now() - started} ms`);
+
+    const common = { binaries, runDir, processes, kubeconfigPath, pki };
+    const [controllerManager, scheduler, kwok] = await Promise.all([
+      startControllerManager(common),
+      startScheduler(common),
+      startKwok(common),
+    ]);
+    const core = kubeConfig.makeApiClient(CoreV1Api);
+    for (const node of simulatedNodes(options.nodes ?? DEFAULT_NODE_POOLS)) {
+      await core.createNode({ body: node });
+    }
+    storage = new StorageSimulator(kubeConfig, {
+      resizeDelayMs: options.resizeDelayMs ?? 2_000,
+      onError: (error) => {
+        log(`storage simulator: ${String(error)}`);
+      },
+    });
+    await storage.start();
+    await Promise.all([
+      waitForHealthz(controllerManager, logs),
+      waitForHealthz(scheduler, logs),
+      waitForNodesReady(core, kwok, logs),
+      // The ServiceAccount admission plugin rejects pods until the controller-manager has
+      // created the namespace's default service account.
+      waitFor(() => core.readNamespacedServiceAccount({ name: 'default', namespace: 'default' }), {
+        what: 'the default service account',
+        explain: logs,
+      }),
+    ]);
+    log(`Cluster ready after ${Date.now() - started} ms; kubeconfig ${kubeconfigPath}`);
+
+    const kubectl = join(binaries.kubernetes, 'kubectl');
+    const readyStorage = storage;
+    return {
+      kubeconfigPath,
+      kubeConfig,
+      server,
+      runDir,
+      binaries,
+      storage: readyStorage,
+      kubectl: (args, input) => runKubectl(kubectl, ['--kubeconfig', kubeconfigPath, ...args], input),
+      logs,
+      components: () => processes.map((p) => ({ name: p.name, pid: p.pid, running: p.running() })),
+      stop: (stopOptions) => stopAll(stopOptions?.keepRunDir ?? false),
+    };
+  } catch (error: unknown) {
+    const report = logs();
+    await stopAll(true);
+    throw new Error(`Cluster failed to start (logs kept in ${runDir}): ${String(error)}\n${report}`, {
+      cause: error,
+    });
+  }
+}
+
+interface StartContext {
+  binaries: Binaries;
+  runDir: string;
+  processes: ManagedProcess[];
+}
+
+interface ComponentContext extends StartContext {
+  kubeconfigPath: string;
+  pki: Pki;
+}
+
+/** A component that serves /healthz over https on a loopback port. */
+interface ServingComponent {
+  process: ManagedProcess;
+  port: number;
+}
+
+function launch(context: StartContext, name: string, command: string, args: string[]): ManagedProcess {
+  const child = startProcess({ name, command, args, logDir: context.runDir });
+  context.processes.push(child);
+  return child;
+}
+
+/** A probe step that fails the wait at once when the process has died. */
+function alive(process: ManagedProcess): void {
+  if (!process.running()) throw new GiveUp(`${process.name} exited during start-up`);
+}
+
+async function startEtcd(context: StartContext): Promise<string> {
+  const [clientPort, peerPort] = [await freePort(), await freePort()];
+  const client = `http://127.0.0.1:${clientPort}`;
+  const peer = `http://127.0.0.1:${peerPort}`;
+  const etcd = launch(context, 'etcd', join(context.binaries.etcd, 'etcd'), [
+    '--name=default',
+    `--data-dir=${join(context.runDir, 'etcd')}`,
+    `--listen-client-urls=${client}`,
+    `--advertise-client-urls=${client}`,
+    `--listen-peer-urls=${peer}`,
+    `--initial-advertise-peer-urls=${peer}`,
+    `--initial-cluster=default=${peer}`,
+    // The data lives on tmpfs and dies with the test; fsync would only slow every write.
+    '--unsafe-no-fsync=true',
+    '--quota-backend-bytes=8589934592',
+    '--log-level=warn',
+  ]);
+  await waitFor(
+    async () => {
+      alive(etcd);
+      return (await fetch(`${client}/readyz`)).ok || undefined;
+    },
+    { what: 'etcd /readyz', explain: () => etcd.tail() },
+  );
+  return client;
+}
+
+async function startApiserver(context: StartContext & { pki: Pki; etcdUrl: string }): Promise<string> {
+  const port = await freePort();
+  const server = `https://127.0.0.1:${port}`;
+  const { pki } = context;
+  const apiserver = launch(context, 'kube-apiserver', join(context.binaries.kubernetes, 'kube-apiserver'), [
+    `--etcd-servers=${context.etcdUrl}`,
+    '--bind-address=127.0.0.1',
+    `--secure-port=${port}`,
+    // Loopback only: the apiserver advertises itself there and keeps no Endpoints for it
+    // (Endpoints may not hold loopback addresses).
+    '--advertise-address=127.0.0.1',
+    '--endpoint-reconciler-type=none',
+    `--tls-cert-file=${pki.apiserverCert}`,
+    `--tls-private-key-file=${pki.apiserverKey}`,
+    `--client-ca-file=${pki.caCert}`,
+    `--token-auth-file=${pki.tokenFile}`,
+    `--service-account-issuer=${server}`,
+    `--service-account-key-file=${pki.serviceAccountPub}`,
+    `--service-account-signing-key-file=${pki.serviceAccountKey}`,
+    '--service-cluster-ip-range=10.96.0.0/16',
+    '--allow-privileged=true',
+    '--authorization-mode=Node,RBAC',
+    '--profiling=false',
+  ]);
+  await waitFor(
+    async () => {
+      alive(apiserver);
+      return (
+        (await httpsStatus(`${server}/readyz`, { ca: pki.caCert, token: pki.adminToken })) === 200 ||
+        undefined
+      );
+    },
+    { what: 'kube-apiserver /readyz', timeoutMs: 120_000, explain: () => apiserver.tail() },
+  );
+  return server;
+}
+
+async function startControllerManager(context: ComponentContext): Promise<ServingComponent> {
+  const port = await freePort();
+  const { pki, kubeconfigPath } = context;
+  const process = launch(
+    context,
+    'kube-controller-manager',
+    join(context.binaries.kubernetes, 'kube-controller-manager'),
+    [
+      `--kubeconfig=${kubeconfigPath}`,
+      `--authentication-kubeconfig=${kubeconfigPath}`,
+      `--authorization-kubeconfig=${kubeconfigPath}`,
+      '--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics',
+      '--bind-address=127.0.0.1',
+      `--secure-port=${port}`,
+      `--cert-dir=${join(context.runDir, 'kube-controller-manager')}`,
+      `--root-ca-file=${pki.caCert}`,
+      `--service-account-private-key-file=${pki.serviceAccountKey}`,
+      `--cluster-signing-cert-file=${pki.caCert}`,
+      `--cluster-signing-key-file=${pki.caKey}`,
+      '--use-service-account-credentials=false',
+      '--leader-elect=false',
+      // The defaults (20 qps) would make the controller-manager, not the product, the bottleneck
+      // of every scale test.
+      '--kube-api-qps=200',
+      '--kube-api-burst=400',
+    ],
+  );
+  return { process, port };
+}
+
+async function startScheduler(context: ComponentContext): Promise<ServingComponent> {
+  const port = await freePort();
+  const configPath = join(context.runDir, 'kube-scheduler.yaml');
+  await writeFile(
+    configPath,
+    dump({
+      apiVersion: 'kubescheduler.config.k8s.io/v1',
+      kind: 'KubeSchedulerConfiguration',
+      clientConnection: { kubeconfig: context.kubeconfigPath, qps: 200, burst: 400 },
+      leaderElection: { leaderElect: false },
+    }),
+  );
+  const process = launch(context, 'kube-scheduler', join(context.binaries.kubernetes, 'kube-scheduler'), [
+    `--config=${configPath}`,
+    `--authentication-kubeconfig=${context.kubeconfigPath}`,
+    `--authorization-kubeconfig=${context.kubeconfigPath}`,
+    '--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics',
+    '--authentication-skip-lookup=true',
+    '--bind-address=127.0.0.1',
+    `--secure-port=${port}`,
+    `--cert-dir=${join(context.runDir, 'kube-scheduler')}`,
+  ]);
+  return { process, port };
+}
+
+async function startKwok(context: ComponentContext): Promise<ManagedProcess> {
+  const port = await freePort();
+  const stagesDir = join(context.binaries.kwok, 'stages');
+  const stages = await Promise.all(KWOK_STAGES.map((file) => readFile(join(stagesDir, file), 'utf8')));
+  const configPath = join(context.runDir, 'kwok.yaml');
+  // The standalone binary applies none of its documented defaults to a configuration file.
+  const header = dump({
+    apiVersion: 'config.kwok.x-k8s.io/v1alpha1',
+    kind: 'KwokConfiguration',
+    options: {
+      podPlayStageParallelism: 4,
+      nodePlayStageParallelism: 4,
+      nodeLeaseParallelism: 4,
+      podsOnNodeSyncParallelism: 1,
+      enablePodsOnNodeSyncListPager: true,
+    },
+  });
+  await writeFile(configPath, [header, ...stages].join('\n---\n'));
+  await mkdir(join(context.runDir, 'kwok'), { recursive: true });
+  return launch(context, 'kwok', join(context.binaries.kwok, 'kwok'), [
+    `--kubeconfig=${context.kubeconfigPath}`,
+    `--config=${configPath}`,
+    '--manage-all-nodes=false',
+    `--manage-nodes-with-annotation-selector=${KWOK_NODE_ANNOTATION}=fake`,
+    // With leases kwok renews one Lease per node instead of rewriting node status every few
+    // seconds, which keeps the apiserver quiet.
+    '--node-lease-duration-seconds=40',
+    '--node-ip=127.0.0.1',
+    '--cidr=10.244.0.0/16',
+    `--server-address=127.0.0.1:${port}`,
+  ]);
+}
+
+async function waitForHealthz(component: ServingComponent, explain: () => string): Promise<void> {
+  await waitFor(
+    async () => {
+      alive(component.process);
+      return (await httpsStatus(`https://127.0.0.1:${component.port}/healthz`, {})) === 200 || undefined;
+    },
+    { what: `${component.process.name} /healthz`, timeoutMs: 120_000, explain },
+  );
+}
+
+/**
+ * Waits until kwok reports every node Ready and the node lifecycle controller has lifted the
+ * `node.kubernetes.io/not-ready` taints it puts on new nodes; until then nothing schedules.
+ */
+async function waitForNodesReady(
+  core: CoreV1Api,
+  kwok: ManagedProcess,
+  explain: () => string,
+): Promise<void> {
+  const usable = (node: V1Node): boolean =>
+    node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true &&
+    !(node.spec?.taints ?? []).some((t) => t.key.startsWith('node.kubernetes.io/'));
+  await waitFor(
+    async () => {
+      alive(kwok);
+      const nodes = (await core.listNode()).items;
+      return nodes.length > 0 && nodes.every(usable) ? true : undefined;
+    },
+    { what: 'every simulated node to be Ready and untainted', timeoutMs: 120_000, explain },
+  );
+}
+
+/**
+ * The HTTP status of a GET over https. Without `ca` the server's certificate is not verified:
+ * the controller-manager and scheduler serve with certificates they made themselves.
+ */
+async function httpsStatus(url: string, options: { ca?: string; token?: string }): Promise<number> {
+  const ca = options.ca === undefined ? undefined : await readFile(options.ca);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      {
+        ...(ca === undefined ? { rejectUnauthorized: false } : { ca }),
+        headers: options.token ? { Authorization: `Bearer ${options.token}` } : {},
+        timeout: 5_000,
+      },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`GET ${url} timed out`)));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function runKubectl(kubectl: string, args: string[], input?: string): Promise<string> {
+  const child = promisify(execFile)(kubectl, args, { maxBuffer: 64 * 1024 * 1024 });
+  if (input !== undefined) {
+    child.child.stdin?.end(input);
+  }
+  try {
+    return (await child).stdout;
+  } catch (error: unknown) {
+    const stderr =
+      typeof error === 'object' && error !== null && 'stderr' in error ? String(error.stderr) : '';
+    throw new Error(`kubectl ${args.join(' ')} failed: ${stderr || String(error)}`, { cause: error });
+  }
+}

@@ -1,0 +1,108 @@
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { dump } from 'js-yaml';
+
+const run = promisify(execFile);
+
+/** Files and secrets that the control plane's components share. */
+export interface Pki {
+  caCert: string;
+  caKey: string;
+  apiserverCert: string;
+  apiserverKey: string;
+  serviceAccountKey: string;
+  serviceAccountPub: string;
+  /** A bearer token of the `system:masters` group, for the admin kubeconfig. */
+  adminToken: string;
+  tokenFile: string;
+}
+
+/**
+ * Creates a throw-away CA, the apiserver's serving certificate for the loopback address, the
+ * service-account signing key pair and a static admin token, all inside `dir`.
+ */
+export async function createPki(dir: string): Promise<Pki> {
+  const path = (name: string): string => join(dir, name);
+  const openssl = (...args: string[]): Promise<unknown> => run('openssl', args);
+  await openssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-days',
+    '30',
+    '-subj',
+    '/CN=ai-engine-manager-test-ca',
+    '-keyout',
+    path('ca.key'),
+    '-out',
+    path('ca.crt'),
+  );
+  await openssl(
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-subj',
+    '/CN=kube-apiserver',
+    '-keyout',
+    path('apiserver.key'),
+    '-out',
+    path('apiserver.csr'),
+  );
+  await writeFile(
+    path('apiserver.ext'),
+    'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default.svc\n',
+  );
+  await openssl(
+    'x509',
+    '-req',
+    '-in',
+    path('apiserver.csr'),
+    '-CA',
+    path('ca.crt'),
+    '-CAkey',
+    path('ca.key'),
+    '-CAcreateserial',
+    '-days',
+    '30',
+    '-extfile',
+    path('apiserver.ext'),
+    '-out',
+    path('apiserver.crt'),
+  );
+  await openssl('genrsa', '-out', path('sa.key'), '2048');
+  await openssl('rsa', '-in', path('sa.key'), '-pubout', '-out', path('sa.pub'));
+  const adminToken = randomBytes(24).toString('hex');
+  await writeFile(path('tokens.csv'), `${adminToken},cluster-admin,cluster-admin,"system:masters"\n`, {
+    mode: 0o600,
+  });
+  return {
+    caCert: path('ca.crt'),
+    caKey: path('ca.key'),
+    apiserverCert: path('apiserver.crt'),
+    apiserverKey: path('apiserver.key'),
+    serviceAccountKey: path('sa.key'),
+    serviceAccountPub: path('sa.pub'),
+    adminToken,
+    tokenFile: path('tokens.csv'),
+  };
+}
+
+/** A kubeconfig that reaches `server` as the admin, trusting the test CA. */
+export function adminKubeconfig(server: string, pki: Pki): string {
+  return dump({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'ai-engine-manager', cluster: { server, 'certificate-authority': pki.caCert } }],
+    users: [{ name: 'cluster-admin', user: { token: pki.adminToken } }],
+    contexts: [
+      { name: 'ai-engine-manager', context: { cluster: 'ai-engine-manager', user: 'cluster-admin' } },
+    ],
+    'current-context': 'ai-engine-manager',
+  });
+}

@@ -1,0 +1,80 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** A component of the local control plane: one child process whose output goes to a log file. */
+export interface ManagedProcess {
+  readonly name: string;
+  readonly logPath: string;
+  readonly pid: number | undefined;
+  /** Resolves when the process has exited, whether it was asked to or not. */
+  readonly exited: Promise<number | null>;
+  /** Whether the process is still running. */
+  running(): boolean;
+  /** Sends SIGTERM, and SIGKILL after `graceMs`; resolves once the process is gone. */
+  stop(graceMs?: number): Promise<void>;
+  /** The last `lines` lines of the process's log. */
+  tail(lines?: number): string;
+}
+
+const live = new Set<ChildProcess>();
+
+// Warning: a test worker that exits without calling stop() (an uncaught error, process.exit)
+// would leave etcd and the apiserver running; this synchronous hook kills whatever is left.
+process.on('exit', () => {
+  for (const child of live) child.kill('SIGKILL');
+});
+
+/** Starts `command` with `args`, appending stdout and stderr to `<logDir>/<name>.log`. */
+export function startProcess(options: {
+  name: string;
+  command: string;
+  args: readonly string[];
+  logDir: string;
+  env?: NodeJS.ProcessEnv;
+}): ManagedProcess {
+  const logPath = join(options.logDir, `${options.name}.log`);
+  const log = createWriteStream(logPath, { flags: 'a' });
+  const child = spawn(options.command, options.args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: options.env ?? process.env,
+  });
+  live.add(child);
+  child.stdout.pipe(log, { end: false });
+  child.stderr.pipe(log, { end: false });
+  const exited = new Promise<number | null>((resolve) => {
+    child.on('error', (error) => {
+      log.write(`\n[harness] failed to start ${options.command}: ${error.message}\n`);
+    });
+    child.on('close', (code, signal) => {
+      live.delete(child);
+      log.end(`\n[harness] ${options.name} exited (code ${code ?? '-'}, signal ${signal ?? '-'})\n`);
+      resolve(code);
+    });
+  });
+
+  return {
+    name: options.name,
+    logPath,
+    pid: child.pid,
+    exited,
+    running: () => child.exitCode === null && child.signalCode === null,
+    async stop(graceMs = 10_000): Promise<void> {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      await exited;
+      clearTimeout(timer);
+    },
+    tail: (lines = 40) => tailFile(logPath, lines),
+  };
+}
+
+/** The last `lines` lines of a text file, or a note when it cannot be read. */
+export function tailFile(path: string, lines: number): string {
+  try {
+    return readFileSync(path, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch (error: unknown) {
+    return `(no log: ${String(error)})`;
+  }
+}
