@@ -50,8 +50,11 @@ $(NODE):
 .PHONY: node
 node: $(NODE) ## Install Node.js 24 into the cache
 
+# Not `npm ci`: the registry mirror here serves only the linux builds of platform-specific
+# optional packages, so the lock file cannot list the others and `npm ci` rejects it as out of
+# sync. `npm install` installs exactly the locked versions and leaves the lock file unchanged.
 node_modules/.package-lock.json: package-lock.json package.json $(NODE)
-	npm ci --no-audit --no-fund
+	npm install --no-audit --no-fund
 	@touch $@
 
 .PHONY: binaries
