@@ -9,7 +9,7 @@ import { copyFileSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, wr
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startCluster } from './cluster.ts';
-import { waitFor } from './wait.ts';
+import { GiveUp, waitFor } from './wait.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const STATE = join(ROOT, '.run', 'cluster');
@@ -69,7 +69,7 @@ async function up(): Promise<void> {
   writeFileSync(PID, String(pid));
   const state = await waitFor(
     () => {
-      if (!running(pid)) throw new Error(`the supervisor exited; see ${log}`);
+      if (!running(pid)) throw new GiveUp(`The supervisor exited; see ${log}`);
       return Promise.resolve(
         existsSync(READY) ? (JSON.parse(readFileSync(READY, 'utf8')) as ReadyState) : undefined,
       );
