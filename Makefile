@@ -61,6 +61,26 @@ node_modules/.package-lock.json: package-lock.json package.json $(NODE)
 binaries: ## Build the control plane binaries (cold: ~7 min once per machine)
 	@bash test/cluster/build-binaries.sh >/dev/null
 
+##@ Generate
+
+# Everything `make generate` writes; `make check-generated` fails when any of it is stale.
+GENERATED := gateway/src/gen docs-site/static/openapi crds
+
+.PHONY: generate
+generate: node_modules/.package-lock.json ## Regenerate TypeScript, OpenAPI, REST routes and CRDs from proto/
+	bash scripts/proto-deps.sh
+	openapiv2=$$(bash test/cluster/build-binaries.sh openapiv2 | sed -n 's/^OPENAPIV2_BIN=//p'); \
+	  PATH="$$openapiv2:$$PATH" node_modules/.bin/buf generate
+	node_modules/.bin/buf build --as-file-descriptor-set -o .gen-deps/image.json
+	$(NODE) proto/tools/generate.ts .gen-deps/image.json
+
+.PHONY: check-generated
+check-generated: generate ## Fail when the committed generated files differ from proto/
+	@stale=$$(git status --porcelain -- $(GENERATED)); \
+	if [ -n "$$stale" ]; then \
+	  echo "Generated files are stale; run 'make generate' and commit:"; echo "$$stale"; exit 1; \
+	fi
+
 ##@ Verify
 
 .PHONY: lint

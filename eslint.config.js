@@ -4,7 +4,17 @@ import { defineConfig } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 
 export default defineConfig(
-  { ignores: ['**/node_modules/**', '**/gen/**', 'docs-site/**', '**/dist/**', '**/build/**', '.run/**'] },
+  {
+    ignores: [
+      '**/node_modules/**',
+      '**/gen/**',
+      '.gen-deps/**',
+      'docs-site/**',
+      '**/dist/**',
+      '**/build/**',
+      '.run/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.strictTypeChecked,
   {

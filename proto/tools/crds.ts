@@ -1,0 +1,236 @@
+import type { Api, Field, Message } from './descriptor.ts';
+
+/** The API group of every custom resource. */
+export const GROUP = 'engine.h2o.ai';
+export const VERSION = 'v1';
+/** `kubectl get aiem` lists every kind. */
+export const CATEGORY = 'aiem';
+/** Labels that carry the API name of a custom resource. */
+export const WORKSPACE_LABEL = `${GROUP}/workspace`;
+export const ID_LABEL = `${GROUP}/id`;
+
+/** Fields that the API derives from the object's metadata rather than storing them. */
+const FROM_METADATA = new Set(['name', 'uid', 'create_time', 'delete_time']);
+
+type Schema = Record<string, unknown>;
+
+/** How one resource message becomes a custom resource kind. */
+export interface KindSpec {
+  /** The resource message, e.g. `ai.h2o.engine.v1.DAIEngine`. */
+  message: string;
+  kind: string;
+  shortNames: string[];
+  /** Extra `kubectl get` columns: header and JSON path (checked against the schema). */
+  columns: [string, string][];
+}
+
+/** The nine kinds and what `kubectl get` shows of each. */
+export const KINDS: readonly KindSpec[] = [
+  engine('DAIEngine', ['daie'], '.spec.daiEngineVersion', true),
+  engine('H2OEngine', ['h2oe'], '.spec.h2oEngineVersion', false),
+  engine('NotebookEngine', ['nbe'], '.spec.notebookImage', true),
+  profile('DAIEngineProfile', ['daip']),
+  profile('H2OEngineProfile', ['h2op']),
+  profile('NotebookEngineProfile', ['nbp']),
+  version('DAIEngineVersion', ['daiv']),
+  version('H2OEngineVersion', ['h2ov']),
+  {
+    message: 'ai.h2o.engine.v1.NotebookEngineImage',
+    kind: 'NotebookEngineImage',
+    shortNames: ['nbi'],
+    columns: [
+      ['Image', '.spec.image'],
+      ['Enabled', '.spec.enabled'],
+    ],
+  },
+];
+
+function engine(kind: string, shortNames: string[], versionPath: string, storage: boolean): KindSpec {
+  const columns: [string, string][] = [
+    ['State', '.status.state'],
+    ['Version', versionPath],
+    ['Profile', '.spec.profile'],
+    ['CPU', '.spec.cpu'],
+    ['GPU', '.spec.gpu'],
+    ['Memory', '.spec.memoryBytes'],
+  ];
+  if (storage) columns.push(['Storage', '.spec.storageBytes']);
+  return { message: `ai.h2o.engine.v1.${kind}`, kind, shortNames, columns };
+}
+
+function profile(kind: string, shortNames: string[]): KindSpec {
+  return {
+    message: `ai.h2o.engine.v1.${kind}`,
+    kind,
+    shortNames,
+    columns: [
+      ['Display Name', '.spec.displayName'],
+      ['Enabled', '.spec.enabled'],
+      ['Priority', '.spec.priority'],
+    ],
+  };
+}
+
+function version(kind: string, shortNames: string[]): KindSpec {
+  return {
+    message: `ai.h2o.engine.v1.${kind}`,
+    kind,
+    shortNames,
+    columns: [
+      ['Image', '.spec.image'],
+      ['Deprecated', '.spec.deprecated'],
+      ['Aliases', '.spec.aliases'],
+    ],
+  };
+}
+
+const INT64 = new Set(['TYPE_INT64', 'TYPE_UINT64', 'TYPE_SINT64', 'TYPE_FIXED64', 'TYPE_SFIXED64']);
+const INT32 = new Set(['TYPE_INT32', 'TYPE_UINT32', 'TYPE_SINT32', 'TYPE_FIXED32', 'TYPE_SFIXED32']);
+
+/** The CustomResourceDefinition of one kind. */
+export function crdFor(api: Api, spec: KindSpec): Schema {
+  const message = lookup(api, spec.message);
+  const plural = `${spec.kind.toLowerCase()}s`;
+  const top = message.fields.filter((f) => !FROM_METADATA.has(f.name));
+  const specFields = top.filter((f) => !f.behaviors.includes('OUTPUT_ONLY'));
+  const statusFields = top.filter((f) => f.behaviors.includes('OUTPUT_ONLY'));
+  const schema = {
+    type: 'object',
+    description: message.comment,
+    properties: {
+      apiVersion: { type: 'string' },
+      kind: { type: 'string' },
+      metadata: { type: 'object' },
+      spec: { ...objectSchema(api, specFields, true), description: 'What the owner of this resource sets.' },
+      status: {
+        ...objectSchema(api, statusFields, false),
+        description: 'What the service reports; written only through the status subresource.',
+      },
+    },
+  };
+  const columns = [
+    ['Workspace', `.metadata.labels.${jsonPathKey(WORKSPACE_LABEL)}`],
+    ['ID', `.metadata.labels.${jsonPathKey(ID_LABEL)}`],
+    ...spec.columns.map(([header, path]) => [header, checkedPath(schema, path, spec.kind)] as const),
+  ];
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${plural}.${GROUP}` },
+    spec: {
+      group: GROUP,
+      names: {
+        kind: spec.kind,
+        listKind: `${spec.kind}List`,
+        plural,
+        singular: spec.kind.toLowerCase(),
+        shortNames: spec.shortNames,
+        categories: [CATEGORY],
+      },
+      scope: 'Namespaced',
+      versions: [
+        {
+          name: VERSION,
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          additionalPrinterColumns: [
+            ...columns.map(([name, jsonPath]) => ({ name, type: 'string', jsonPath })),
+            { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+          ],
+          schema: { openAPIV3Schema: schema },
+        },
+      ],
+    },
+  };
+}
+
+function lookup(api: Api, name: string): Message {
+  const message = api.messages.get(name);
+  if (message === undefined) throw new Error(`The API has no message ${name}`);
+  return message;
+}
+
+function jsonPathKey(label: string): string {
+  return label.replaceAll('.', '\\.').replaceAll('/', '\\/');
+}
+
+/** Fails generation when a printer column names a field the schema does not have. */
+function checkedPath(schema: Schema, path: string, kind: string): string {
+  let node: Schema | undefined = schema;
+  for (const part of path.slice(1).split('.')) {
+    node = (node?.['properties'] as Record<string, Schema> | undefined)?.[part];
+  }
+  if (node === undefined) throw new Error(`${kind}: printer column ${path} names no field`);
+  return path;
+}
+
+function objectSchema(api: Api, fields: Field[], enforceImmutable: boolean): Schema {
+  return {
+    type: 'object',
+    properties: Object.fromEntries(fields.map((f) => [f.jsonName, fieldSchema(api, f, enforceImmutable)])),
+  };
+}
+
+function fieldSchema(api: Api, field: Field, enforceImmutable: boolean): Schema {
+  const base =
+    field.repeated && !isMap(api, field)
+      ? { type: 'array', items: valueSchema(api, field) }
+      : valueSchema(api, field);
+  const schema: Schema = { ...base, description: field.comment };
+  if (enforceImmutable && field.behaviors.includes('IMMUTABLE')) {
+    schema['x-kubernetes-validations'] = [
+      { rule: 'self == oldSelf', message: `${field.jsonName} is immutable` },
+    ];
+  }
+  return schema;
+}
+
+function isMap(api: Api, field: Field): boolean {
+  return field.typeName !== undefined && api.messages.get(field.typeName)?.mapEntry === true;
+}
+
+const WELL_KNOWN: Record<string, Schema> = {
+  'google.protobuf.Duration': { type: 'string', pattern: '^-?[0-9]+(\\.[0-9]{1,9})?s$' },
+  'google.protobuf.Timestamp': { type: 'string', format: 'date-time' },
+};
+
+const SCALARS: Record<string, Schema> = {
+  TYPE_BOOL: { type: 'boolean' },
+  TYPE_DOUBLE: { type: 'number' },
+  TYPE_FLOAT: { type: 'number' },
+  TYPE_STRING: { type: 'string' },
+  TYPE_BYTES: { type: 'string', format: 'byte' },
+};
+
+/** The schema of one value of the field (an element, for repeated fields). */
+function valueSchema(api: Api, field: Field): Schema {
+  if (INT64.has(field.type)) {
+    // Stored as decimal strings, as the API's JSON has them, so no value loses precision;
+    // kubectl users may still write plain numbers.
+    return { 'x-kubernetes-int-or-string': true, pattern: '^-?[0-9]+$' };
+  }
+  if (INT32.has(field.type)) return { type: 'integer', format: 'int32' };
+  const scalar = SCALARS[field.type];
+  if (scalar) return scalar;
+  if (field.type === 'TYPE_ENUM') return enumSchema(api, field.typeName ?? '');
+  return messageSchema(api, field.typeName ?? '');
+}
+
+function enumSchema(api: Api, name: string): Schema {
+  const found = api.enums.get(name);
+  if (found === undefined) throw new Error(`The API has no enum ${name}`);
+  return { type: 'string', enum: found.values.map((v) => v.name) };
+}
+
+function messageSchema(api: Api, name: string): Schema {
+  const wellKnown = WELL_KNOWN[name];
+  if (wellKnown) return wellKnown;
+  const message = lookup(api, name);
+  if (message.mapEntry) {
+    const value = message.fields.find((f) => f.name === 'value');
+    if (value === undefined) throw new Error(`Map entry ${name} has no value`);
+    return { type: 'object', additionalProperties: valueSchema(api, value) };
+  }
+  return objectSchema(api, message.fields, false);
+}
