@@ -93,7 +93,7 @@ typecheck: node_modules/.package-lock.json ## Type-check every package
 	$(NODE) node_modules/typescript/bin/tsc --noEmit -p tsconfig.json
 
 .PHONY: test
-test: deps lint typecheck ## Install what is missing, then run every test
+test: deps check-generated lint typecheck ## Install what is missing, then run every test
 	$(JEST) --ci
 
 .PHONY: format

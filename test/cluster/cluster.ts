@@ -125,7 +125,14 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       runDir,
       binaries,
       storage: readyStorage,
-      kubectl: (args, input) => runKubectl(kubectl, ['--kubeconfig', kubeconfigPath, ...args], input),
+      // A discovery cache per cluster: ports are recycled, and another cluster's cache under the same
+      // host:port would describe the wrong API.
+      kubectl: (args, input) =>
+        runKubectl(
+          kubectl,
+          ['--kubeconfig', kubeconfigPath, '--cache-dir', join(runDir, 'kubectl-cache'), ...args],
+          input,
+        ),
       logs,
       components: () => processes.map((p) => ({ name: p.name, pid: p.pid, running: p.running() })),
       stop: (stopOptions) => stopAll(stopOptions?.keepRunDir ?? false),
