@@ -28,6 +28,9 @@ const cluster = await startCluster({
     console.error(message);
   },
 });
+// The product's resource kinds, so that `kubectl get aiem` works against the local stack.
+await cluster.kubectl(['apply', '-f', join(ROOT, 'crds')]);
+await cluster.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
 mkdirSync(join(RUN, 'stack'), { recursive: true });
 const kubeconfig = join(RUN, 'stack', 'kubeconfig');
 copyFileSync(cluster.kubeconfigPath, kubeconfig);
@@ -47,7 +50,7 @@ console.log(
     `  component logs   ${info.logs}`,
     `  details          ${STACK}`,
     '',
-    `Try: KUBECONFIG=${info.kubeconfig} ${join(info.kubectlDir, 'kubectl')} get nodes`,
+    `Try: KUBECONFIG=${info.kubeconfig} ${join(info.kubectlDir, 'kubectl')} get nodes,crds`,
     'Press Ctrl+C to stop everything.',
     '',
   ].join('\n'),

@@ -96,7 +96,7 @@ export function crdFor(api: Api, spec: KindSpec): Schema {
   const statusFields = top.filter((f) => f.behaviors.includes('OUTPUT_ONLY'));
   const schema = {
     type: 'object',
-    description: message.comment,
+    description: unwrap(message.comment),
     properties: {
       apiVersion: { type: 'string' },
       kind: { type: 'string' },
@@ -177,7 +177,7 @@ function fieldSchema(api: Api, field: Field, enforceImmutable: boolean): Schema 
     field.repeated && !isMap(api, field)
       ? { type: 'array', items: valueSchema(api, field) }
       : valueSchema(api, field);
-  const schema: Schema = { ...base, description: field.comment };
+  const schema: Schema = { ...base, description: unwrap(field.comment) };
   if (enforceImmutable && field.behaviors.includes('IMMUTABLE')) {
     schema['x-kubernetes-validations'] = [
       { rule: 'self == oldSelf', message: `${field.jsonName} is immutable` },
@@ -233,4 +233,9 @@ function messageSchema(api: Api, name: string): Schema {
     return { type: 'object', additionalProperties: valueSchema(api, value) };
   }
   return objectSchema(api, message.fields, false);
+}
+
+/** Joins the hard-wrapped lines of a proto comment; blank lines still separate paragraphs. */
+export function unwrap(comment: string): string {
+  return comment.replace(/([^\n])\n(?=[^\n])/g, '$1 ');
 }
