@@ -1,7 +1,8 @@
 /**
  * `make generate`, after `buf generate`: reads the API from a buf image
  * (`buf build --as-file-descriptor-set -o <image>.json`) and writes the outputs that no protoc
- * plugin makes: the gateway's REST route table and the CustomResourceDefinitions in crds/.
+ * plugin makes: the gateway's REST route table, its JSON field table, and the
+ * CustomResourceDefinitions in crds/.
  *
  * Usage: node proto/tools/generate.ts <image.json>
  */
@@ -12,6 +13,7 @@ import { dump } from 'js-yaml';
 import { crdFor, GROUP, KINDS } from './crds.ts';
 import { readApi, type FileDescriptorSetJson } from './descriptor.ts';
 import { API_PACKAGE } from './load-api.ts';
+import { messagesSource } from './messages.ts';
 import { routeRows, routesSource } from './routes.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -23,6 +25,7 @@ if (imagePath === undefined) {
 }
 const api = readApi(JSON.parse(readFileSync(imagePath, 'utf8')) as FileDescriptorSetJson, API_PACKAGE);
 writeFileSync(join(ROOT, 'gateway/src/gen/routes.ts'), routesSource(routeRows(api)));
+writeFileSync(join(ROOT, 'gateway/src/gen/messages.ts'), messagesSource(api));
 
 const crds = join(ROOT, 'crds');
 mkdirSync(crds, { recursive: true });
