@@ -3,7 +3,7 @@
 /** One REST binding of an RPC. */
 export interface Route {
   method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
-  /** The path template, e.g. `/v1/{name=workspaces/*/daiEngineProfiles/*}:copy`. */
+  /** The path template, as in google.api.http: literals, variables in braces, an optional :verb. */
   path: string;
   /** `*` for the whole request, a field name, or '' for none. */
   body: string;
