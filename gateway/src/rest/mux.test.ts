@@ -1,0 +1,250 @@
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import express from 'express';
+import { DAIEngineProfile } from '../gen/ai/h2o/engine/v1/dai_engine_profile.pb.ts';
+import { restRouter, MAX_BODY_BYTES, type Handlers } from './mux.ts';
+
+const SVC = 'ai.h2o.engine.v1';
+const received: Record<string, unknown>[] = [];
+let server: Server;
+let base: string;
+
+/** Records each request and answers with a fixed response, so tests see what the mux built. */
+function recording(response: object): (request: Record<string, unknown>) => Promise<object> {
+  return (request) => {
+    received.push(request);
+    return Promise.resolve(response);
+  };
+}
+
+const handlers: Handlers = {
+  [`${SVC}.DAIEngineProfileService.GetDAIEngineProfile`]: recording({
+    daiEngineProfile: DAIEngineProfile.fromPartial({
+      name: 'workspaces/global/daiEngineProfiles/p1',
+      maxIdleDurationConstraint: { min: { seconds: '0', nanos: 0 }, default: { seconds: '3600', nanos: 0 } },
+      cpuConstraint: { min: '1', default: '2' },
+    }),
+  }),
+  [`${SVC}.DAIEngineService.DeleteDAIEngine`]: recording({}),
+  [`${SVC}.DAIEngineService.CreateDAIEngine`]: recording({}),
+  [`${SVC}.DAIEngineService.UpdateDAIEngine`]: recording({}),
+  [`${SVC}.DAIEngineService.DownloadLogs`]: recording({
+    logs: { contentType: 'text/plain', data: new TextEncoder().encode('hello'), extensions: [] },
+  }),
+  [`${SVC}.DAIEngineService.ListDAIEngines`]: recording({ daiEngines: [], nextPageToken: '', totalSize: 0 }),
+  [`${SVC}.H2OEngineService.CalculateH2OEngineSizeRawDataset`]: recording({
+    h2oEngineSize: { nodeCount: '2', memoryBytes: '4096' },
+  }),
+  [`${SVC}.DAIEngineVersionService.GetDAIEngineVersion`]: () => Promise.reject(new Error('secret detail')),
+};
+
+beforeAll(async () => {
+  const app = express();
+  app.use('/', restRouter(handlers));
+  server = app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  await new Promise((resolve) => server.close(resolve));
+});
+
+beforeEach(() => {
+  received.length = 0;
+});
+
+async function call(
+  method: string,
+  path: string,
+  body?: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; json: Record<string, unknown> }> {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    body: body ?? null,
+    headers: { 'Content-Type': 'application/json', ...headers },
+  });
+  return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+}
+
+describe('restRouter()', () => {
+  test('routes a percent-encoded name and answers canonical JSON', async () => {
+    const { status, json } = await call('GET', '/v1/workspaces%2Fglobal%2FdaiEngineProfiles%2Fp1');
+    expect(status).toBe(200);
+    expect(received).toEqual([{ name: 'workspaces/global/daiEngineProfiles/p1' }]);
+    expect(json['daiEngineProfile']).toMatchObject({
+      name: 'workspaces/global/daiEngineProfiles/p1',
+      maxIdleDurationConstraint: { min: '0s', default: '3600s' },
+      cpuConstraint: { min: '1', default: '2' },
+      priority: 0,
+      assignedOidcRoles: [],
+    });
+  });
+
+  test('reads capitalised booleans in the query, as the Python client sends them', async () => {
+    await call('DELETE', '/v1/workspaces%2Fw%2FdaiEngines%2Fe1?allowMissing=False&validateOnly=True');
+    expect(received).toEqual([
+      { name: 'workspaces/w/daiEngines/e1', allowMissing: false, validateOnly: true },
+    ]);
+  });
+
+  test('builds a create request from path, query and a body with nulls', async () => {
+    const body = JSON.stringify({
+      profile: 'workspaces/global/daiEngineProfiles/p1',
+      daiEngineVersion: 'v',
+      cpu: null,
+      memoryBytes: null,
+    });
+    const { status } = await call(
+      'POST',
+      '/v1/workspaces%2Fw/daiEngines?daiEngineId=e1&validateOnly=False',
+      body,
+    );
+    expect(status).toBe(200);
+    expect(received[0]).toMatchObject({
+      parent: 'workspaces/w',
+      daiEngineId: 'e1',
+      validateOnly: false,
+      daiEngine: { profile: 'workspaces/global/daiEngineProfiles/p1' },
+    });
+    expect((received[0]?.['daiEngine'] as Record<string, unknown>)['cpu']).toBeUndefined();
+  });
+
+  test('takes the update mask from the query as snake_case paths, and the name from the path', async () => {
+    const body = JSON.stringify({ name: 'workspaces/other/daiEngines/x', displayName: 'New', cpu: 4 });
+    await call(
+      'PATCH',
+      '/v1/workspaces%2Fw%2FdaiEngines%2Fe1?updateMask=display_name%2Ccpu&allowMissing=False&validateOnly=False',
+      body,
+    );
+    expect(received[0]).toMatchObject({
+      updateMask: ['display_name', 'cpu'],
+      daiEngine: { name: 'workspaces/w/daiEngines/e1', displayName: 'New', cpu: 4 },
+    });
+  });
+
+  test('accepts a custom method without a body, and answers bytes as base64', async () => {
+    const { status, json } = await call('POST', '/v1/workspaces%2Fw%2FdaiEngines%2Fe1:downloadLogs');
+    expect(status).toBe(200);
+    expect(received).toEqual([{ daiEngine: 'workspaces/w/daiEngines/e1' }]);
+    expect(json['logs']).toEqual({
+      contentType: 'text/plain',
+      data: Buffer.from('hello').toString('base64'),
+      extensions: [],
+    });
+  });
+
+  test('treats empty query values as unset and answers an empty last page with nextPageToken ""', async () => {
+    const { json } = await call(
+      'GET',
+      '/v1/workspaces%2Fw/daiEngines?pageSize=0&pageToken=&orderBy=&filter=',
+    );
+    expect(received).toEqual([
+      { parent: 'workspaces/w', pageSize: 0, pageToken: '', orderBy: '', filter: '' },
+    ]);
+    expect(json).toEqual({ daiEngines: [], nextPageToken: '', totalSize: 0 });
+  });
+
+  test('serves the parentless size calculation', async () => {
+    const body = JSON.stringify({
+      datasetSizeBytes: '1073741824',
+      limits: { memoryBytesPerNodeMin: '1024', nodeCountMin: '1' },
+    });
+    const { json } = await call('POST', '/v1/h2oEngines:calculateH2OEngineSizeRawDataset', body);
+    expect(received[0]).toMatchObject({
+      datasetSizeBytes: '1073741824',
+      limits: { memoryBytesPerNodeMin: '1024', nodeCountMin: '1' },
+    });
+    expect(json).toEqual({ h2oEngineSize: { nodeCount: '2', memoryBytes: '4096' } });
+  });
+
+  test.each<[string, string, string, string | undefined, number, number, string]>([
+    [
+      'invalid JSON',
+      'POST',
+      '/v1/workspaces%2Fw/daiEngines?daiEngineId=e',
+      '{"profile":',
+      400,
+      3,
+      'not valid JSON',
+    ],
+    [
+      'a wrong type in the body',
+      'POST',
+      '/v1/workspaces%2Fw/daiEngines?daiEngineId=e',
+      '{"cpu":"four"}',
+      400,
+      3,
+      'daiEngine.cpu',
+    ],
+    [
+      'a bad boolean in the query',
+      'DELETE',
+      '/v1/workspaces%2Fw%2FdaiEngines%2Fe1?allowMissing=maybe',
+      undefined,
+      400,
+      3,
+      'allowMissing',
+    ],
+    [
+      'a bad integer in the query',
+      'GET',
+      '/v1/workspaces%2Fw/daiEngines?pageSize=ten',
+      undefined,
+      400,
+      3,
+      'pageSize',
+    ],
+    ['an unknown route', 'GET', '/v1/workspaces%2Fw/widgets', undefined, 404, 5, 'No route'],
+    [
+      'a method the path does not serve',
+      'PUT',
+      '/v1/workspaces%2Fw%2FdaiEngines%2Fe1',
+      '{}',
+      501,
+      12,
+      'not allowed',
+    ],
+    [
+      'an RPC without implementation',
+      'POST',
+      '/v1/workspaces%2Fw%2FdaiEngines%2Fe1:pause',
+      undefined,
+      501,
+      12,
+      'not implemented',
+    ],
+    ['a bad percent-encoding', 'GET', '/v1/workspaces%ZZ', undefined, 400, 3, 'percent-encoding'],
+    [
+      'a body that is not an object',
+      'POST',
+      '/v1/h2oEngines:calculateH2OEngineSizeRawDataset',
+      '[1]',
+      400,
+      3,
+      'expected a JSON object',
+    ],
+  ])('answers %s with an rpcStatus', async (_what, method, path, body, status, code, message) => {
+    const response = await call(method, path, body);
+    expect(response.status).toBe(status);
+    expect(response.json).toMatchObject({ code, details: expect.any(Array) as unknown });
+    expect(response.json['message']).toContain(message);
+    expect(received).toEqual([]);
+  });
+
+  test('answers an oversized body with 400 and calls nothing', async () => {
+    const big = JSON.stringify({ displayName: 'x'.repeat(MAX_BODY_BYTES) });
+    const response = await call('POST', '/v1/workspaces%2Fw/daiEngines?daiEngineId=e', big);
+    expect(response.status).toBe(400);
+    expect(response.json['message']).toContain('larger than');
+    expect(received).toEqual([]);
+  });
+
+  test('hides the detail of an unexpected handler failure behind a 500', async () => {
+    const response = await call('GET', '/v1/workspaces%2Fw%2FdaiEngineVersions%2F1.10.6');
+    expect(response.status).toBe(500);
+    expect(response.json).toMatchObject({ code: 13, message: 'Internal error' });
+    expect(JSON.stringify(response.json)).not.toContain('secret');
+  });
+});
