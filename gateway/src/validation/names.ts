@@ -1,0 +1,73 @@
+import { invalidArgument, type ApiError } from '../errors/api-error.ts';
+
+/** Resource ids (profiles, engines, notebook images) and version aliases: 1-63 characters. */
+export const RESOURCE_ID = /^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$/;
+/** Annotation keys: at most 63 characters. */
+export const ANNOTATION_KEY = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+/**
+ * Version ids: semantic versions with any number of numeric segments and an optional
+ * pre-release, e.g. 1.10.6, 1.10.6.1, 1.10.6-alpha, 3.46.0.1-rc.2.
+ */
+export const VERSION_ID = /^[0-9]+(\.[0-9]+)+(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$/;
+export const MAX_LENGTH = 63;
+
+/** The first problem with `value` as a resource id, or `undefined` when it is valid. */
+export function resourceIdProblem(value: string): string | undefined {
+  if (value === '') return 'is required';
+  if (value.length > MAX_LENGTH) return `must be at most ${MAX_LENGTH} characters, got ${value.length}`;
+  if (!RESOURCE_ID.test(value)) {
+    return `"${value}" must consist of lowercase letters, digits and hyphens, start with a letter and end with a letter or digit`;
+  }
+  return undefined;
+}
+
+/** The first problem with `value` as a version id, or `undefined` when it is valid. */
+export function versionIdProblem(value: string): string | undefined {
+  if (value === '') return 'is required';
+  if (value.length > MAX_LENGTH) return `must be at most ${MAX_LENGTH} characters, got ${value.length}`;
+  if (!VERSION_ID.test(value)) return `"${value}" is not a version such as 1.10.6, 1.10.6.1 or 1.10.6-alpha`;
+  return undefined;
+}
+
+/** Every problem with a list of aliases: each must be a valid id, and none may repeat. */
+export function aliasProblems(aliases: readonly string[]): { index: number; problem: string }[] {
+  const problems = aliases.flatMap((alias, index) => {
+    const problem = resourceIdProblem(alias);
+    return problem === undefined ? [] : [{ index, problem }];
+  });
+  aliases.forEach((alias, index) => {
+    if (aliases.indexOf(alias) !== index) problems.push({ index, problem: `"${alias}" is listed twice` });
+  });
+  return problems;
+}
+
+/** The first problem with an annotations map's keys, or `undefined`. */
+export function annotationProblem(
+  annotations: Readonly<Record<string, string>>,
+): { key: string; problem: string } | undefined {
+  for (const key of Object.keys(annotations)) {
+    if (key.length > MAX_LENGTH) return { key, problem: `key must be at most ${MAX_LENGTH} characters` };
+    if (!ANNOTATION_KEY.test(key)) {
+      return {
+        key,
+        problem: `key "${key}" must consist of letters, digits, "-", "_" and ".", starting and ending with a letter or digit`,
+      };
+    }
+  }
+  return undefined;
+}
+
+/** INVALID_ARGUMENT for a display name over the limit; display names need not be unique. */
+export function checkDisplayName(field: string, value: string): ApiError | undefined {
+  return value.length > MAX_LENGTH
+    ? invalidArgument(field, `must be at most ${MAX_LENGTH} characters, got ${value.length}`)
+    : undefined;
+}
+
+/** Splits `workspaces/{workspace}/{collection}/{id}`, checking the collection. */
+export function parseName(name: string, collection: string): { workspace: string; id: string } | undefined {
+  const parts = name.split('/');
+  if (parts.length !== 4 || parts[0] !== 'workspaces' || parts[2] !== collection) return undefined;
+  const [, workspace = '', , id = ''] = parts;
+  return workspace === '' || id === '' ? undefined : { workspace, id };
+}

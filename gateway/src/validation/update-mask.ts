@@ -1,0 +1,136 @@
+import { invalidArgument, type ApiError } from '../errors/api-error.ts';
+
+/**
+ * The paths that an update may name, per resource, in snake_case as clients send them.
+ * `*` alone means all of them. Paths are case sensitive.
+ */
+export const UPDATE_PATHS = {
+  daiEngineProfile: [
+    'display_name',
+    'priority',
+    'enabled',
+    'assigned_oidc_roles_enabled',
+    'assigned_oidc_roles',
+    'max_running_engines',
+    'cpu_constraint',
+    'gpu_constraint',
+    'memory_bytes_constraint',
+    'storage_bytes_constraint',
+    'max_idle_duration_constraint',
+    'max_running_duration_constraint',
+    'max_non_interaction_duration',
+    'max_unused_duration',
+    'configuration_override',
+    'base_configuration',
+    'config_editability',
+    'yaml_pod_template_spec',
+    'yaml_gpu_tolerations',
+    'triton_enabled',
+    'gpu_resource_name',
+    'data_directory_storage_class',
+  ],
+  h2oEngineProfile: [
+    'display_name',
+    'priority',
+    'enabled',
+    'assigned_oidc_roles_enabled',
+    'assigned_oidc_roles',
+    'max_running_engines',
+    'node_count_constraint',
+    'cpu_constraint',
+    'gpu_constraint',
+    'memory_bytes_constraint',
+    'max_idle_duration_constraint',
+    'max_running_duration_constraint',
+    'yaml_pod_template_spec',
+    'yaml_gpu_tolerations',
+    'gpu_resource_name',
+    'java_classpath',
+    'java_options',
+    'h2o_options',
+  ],
+  notebookEngineProfile: [
+    'display_name',
+    'priority',
+    'enabled',
+    'assigned_oidc_roles_enabled',
+    'assigned_oidc_roles',
+    'max_running_engines',
+    'cpu_constraint',
+    'gpu_constraint',
+    'memory_bytes_constraint',
+    'storage_bytes_constraint',
+    'max_idle_duration_constraint',
+    'max_running_duration_constraint',
+    'yaml_pod_template_spec',
+    'yaml_gpu_tolerations',
+    'storage_class_name',
+    'gpu_resource_name',
+    'sync_git_repository_enabled',
+    'git_repository',
+    'git_ref',
+    'git_directory_name',
+  ],
+  daiEngineVersion: ['deprecated', 'image', 'image_pull_policy', 'image_pull_secrets'],
+  h2oEngineVersion: ['deprecated', 'image', 'image_pull_policy', 'image_pull_secrets'],
+  notebookEngineImage: ['display_name', 'image', 'enabled', 'image_pull_policy', 'image_pull_secrets'],
+  daiEngine: [
+    'profile',
+    'cpu',
+    'gpu',
+    'memory_bytes',
+    'config',
+    'annotations',
+    'display_name',
+    'max_idle_duration',
+    'max_running_duration',
+  ],
+  h2oEngine: [
+    'profile',
+    'cpu',
+    'gpu',
+    'memory_bytes',
+    'node_count',
+    'annotations',
+    'display_name',
+    'max_idle_duration',
+    'max_running_duration',
+  ],
+  notebookEngine: [
+    'profile',
+    'cpu',
+    'gpu',
+    'memory_bytes',
+    'display_name',
+    'max_idle_duration',
+    'max_running_duration',
+  ],
+} as const satisfies Record<string, readonly string[]>;
+
+export type MaskedResource = keyof typeof UPDATE_PATHS;
+
+/**
+ * The paths an update applies: every allowed path for `*`, else the given ones, each checked.
+ *
+ * @returns the paths, or an INVALID_ARGUMENT naming `update_mask`
+ */
+export function resolveUpdateMask(
+  resource: MaskedResource,
+  mask: readonly string[] | undefined,
+): string[] | ApiError {
+  const allowed: readonly string[] = UPDATE_PATHS[resource];
+  const paths = (mask ?? []).map((p) => p.trim()).filter((p) => p !== '');
+  if (paths.length === 0)
+    return invalidArgument('update_mask', 'is required and must name at least one field');
+  if (paths.includes('*')) {
+    return paths.length === 1 ? [...allowed] : invalidArgument('update_mask', '"*" must be the only path');
+  }
+  const unknown = paths.filter((p) => !allowed.includes(p));
+  if (unknown.length > 0) {
+    return invalidArgument(
+      'update_mask',
+      `unknown path ${unknown.map((p) => `"${p}"`).join(', ')}; allowed: ${allowed.join(', ')}`,
+    );
+  }
+  return [...new Set(paths)];
+}
