@@ -1,16 +1,14 @@
 import type { Api, Field, Message } from './descriptor.ts';
 
-/** The API group of every custom resource. */
-export const GROUP = 'engine.h2o.ai';
-export const VERSION = 'v1';
-/** `kubectl get aiem` lists every kind. */
-export const CATEGORY = 'aiem';
-/** Labels that carry the API name of a custom resource. */
-export const WORKSPACE_LABEL = `${GROUP}/workspace`;
-export const ID_LABEL = `${GROUP}/id`;
-
-/** Fields that the API derives from the object's metadata rather than storing them. */
-const FROM_METADATA = new Set(['name', 'uid', 'create_time', 'delete_time']);
+export { CATEGORY, GROUP, ID_LABEL, VERSION, WORKSPACE_LABEL } from '../../shared/resources.ts';
+import {
+  CATEGORY,
+  FROM_METADATA,
+  GROUP,
+  ID_LABEL,
+  VERSION,
+  WORKSPACE_LABEL,
+} from '../../shared/resources.ts';
 
 type Schema = Record<string, unknown>;
 

@@ -12,6 +12,8 @@ export interface FieldRow {
   repeated?: true;
   /** proto3 `optional`: unset is absent, not zero. */
   optional?: true;
+  /** OUTPUT_ONLY: set by the service, stored in a custom resource's status. */
+  output?: true;
 }
 
 const KINDS: Record<string, FieldRow['kind']> = {
@@ -55,6 +57,7 @@ function row(api: Api, field: Field): FieldRow {
     ...(field.typeName ? { type: field.typeName } : {}),
     ...(field.repeated ? { repeated: true as const } : {}),
     ...(field.optional ? { optional: true as const } : {}),
+    ...(field.behaviors.includes('OUTPUT_ONLY') ? { output: true as const } : {}),
   };
 }
 
@@ -83,6 +86,7 @@ export function messagesSource(api: Api): string {
     "  value?: FieldRow['kind'];",
     '  repeated?: true;',
     '  optional?: true;',
+    '  output?: true;',
     '}',
     '',
     'export const MESSAGES: Readonly<Record<string, readonly FieldRow[]>> = {',

@@ -4,6 +4,14 @@ import { fileURLToPath } from 'node:url';
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { GROUP, KINDS, VERSION, WORKSPACE_LABEL, ID_LABEL } from '../../proto/tools/crds.ts';
 import { loadApi } from '../../proto/tools/load-api.ts';
+import { ENUMS, MESSAGES } from '../../gateway/src/gen/messages.ts';
+import { fromJson, toJson, type Json } from '../../gateway/src/json/canonical.ts';
+import {
+  fromCustomResource,
+  toCustomResource,
+  type CustomResource,
+} from '../../gateway/src/store/objects.ts';
+import { RESOURCE_KINDS } from '../../shared/resources.ts';
 import { useCluster } from '../helpers/use-cluster.ts';
 
 const CRDS = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'crds');
@@ -197,4 +205,65 @@ describe('the CRDs in crds/', () => {
     const explained = (await cluster().kubectl(['explain', 'daiengines.spec.cpu'])).replace(/\s+/g, ' ');
     expect(explained).toContain(firstLine.replace(/\s+/g, ' '));
   });
+});
+
+/** Canonical JSON of a `type` with every field set to a non-zero value, nested messages included. */
+function populated(type: string, depth = 0): { [key: string]: Json } {
+  const samples: Record<string, (t: string | undefined) => Json> = {
+    string: () => 'sample',
+    bool: () => true,
+    int32: () => 3,
+    int64: () => '1073741824',
+    double: () => 1.5,
+    bytes: () => 'aGk=',
+    enum: (t) => ENUMS[t ?? '']?.at(-1)?.[0] ?? 0,
+    message: (t) => {
+      if (t === 'google.protobuf.Duration') return '90.500s';
+      if (t === 'google.protobuf.Timestamp') return '2026-01-02T03:04:05Z';
+      return depth < 3 ? populated(t ?? '', depth + 1) : {};
+    },
+  };
+  const json: { [key: string]: Json } = {};
+  for (const field of MESSAGES[type] ?? []) {
+    if (['uid', 'createTime', 'deleteTime'].includes(field.json)) continue;
+    if (field.kind === 'map') {
+      json[field.json] = { key: samples[field.value ?? 'string']?.(field.type) ?? null };
+      continue;
+    }
+    const value = samples[field.kind]?.(field.type) ?? null;
+    json[field.json] = field.repeated ? [value] : value;
+  }
+  return json;
+}
+
+describe('custom resources written by the API', () => {
+  test.each(Object.values(RESOURCE_KINDS))(
+    '$kind keeps every field through the apiserver (spec and status)',
+    async (kind) => {
+      const json = {
+        ...populated(kind.message),
+        name: `workspaces/default/${kind.collection}/sample-${kind.plural}`,
+      };
+      const message = fromJson(kind.message, json) as { name: string };
+      const resource = toCustomResource(kind, message, NAMESPACE);
+      const target = { group: GROUP, version: VERSION, namespace: NAMESPACE, plural: kind.plural };
+      await custom().createNamespacedCustomObject({ ...target, body: resource });
+      await custom().patchNamespacedCustomObjectStatus(
+        { ...target, name: resource.metadata.name, body: { status: resource.status } },
+        mergePatch,
+      );
+      const stored = (await custom().getNamespacedCustomObject({
+        ...target,
+        name: resource.metadata.name,
+      })) as CustomResource;
+      const read = toJson(kind.message, fromCustomResource(kind, stored));
+      const expected = toJson(kind.message, message);
+      // Identity and creation time come from the apiserver, where the API has those fields.
+      if ('uid' in expected) expect(read['uid']).toBe(stored.metadata.uid);
+      expect(read['createTime']).toMatch(/^\d{4}-\d{2}-\d{2}T/);
+      const { uid: _readUid, createTime: _readTime, ...readRest } = read;
+      const { uid: _uid, createTime: _time, ...expectedRest } = expected;
+      expect(readRest).toEqual(expectedRest);
+    },
+  );
 });

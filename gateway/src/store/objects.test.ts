@@ -1,0 +1,80 @@
+import { ID_LABEL, RESOURCE_KINDS, WORKSPACE_LABEL } from '../../../shared/resources.ts';
+import { fromJson, toJson } from '../json/canonical.ts';
+import { fromCustomResource, objectName, splitName, toCustomResource } from './objects.ts';
+
+const VERSION = RESOURCE_KINDS.DAIEngineVersion;
+const ENGINE = RESOURCE_KINDS.DAIEngine;
+
+describe('objectName()', () => {
+  test('joins workspace and id when that is a valid Kubernetes name', () => {
+    expect(objectName('default', 'engine-1')).toBe('default.engine-1');
+    expect(objectName('global', '1.10.6.1-alpha')).toBe('global.1.10.6.1-alpha');
+  });
+
+  test('hashes ids that Kubernetes names cannot hold, without collisions', () => {
+    const upper = objectName('global', '1.10.6-RC1');
+    expect(upper).toMatch(/^global\.0[0-9a-f]{24}$/);
+    expect(objectName('global', '1.10.6-rc1')).toBe('global.1.10.6-rc1');
+    expect(objectName('global', '1.10.6-RC2')).not.toBe(upper);
+  });
+});
+
+describe('splitName()', () => {
+  test('splits names of the kind and rejects others', () => {
+    expect(splitName(ENGINE, 'workspaces/w/daiEngines/e1')).toEqual({ workspace: 'w', id: 'e1' });
+    expect(() => splitName(ENGINE, 'workspaces/w/h2oEngines/e1')).toThrow(TypeError);
+    expect(() => splitName(ENGINE, 'workspaces/w/daiEngines')).toThrow(TypeError);
+  });
+});
+
+describe('toCustomResource() and fromCustomResource()', () => {
+  const engineJson = {
+    name: 'workspaces/w/daiEngines/e1',
+    uid: 'ignored-uid',
+    profile: 'workspaces/global/daiEngineProfiles/p1',
+    daiEngineVersion: 'workspaces/global/daiEngineVersions/1.10.6',
+    cpu: 4,
+    memoryBytes: '8589934592',
+    maxIdleDuration: '3600s',
+    state: 'STATE_RUNNING',
+    reconciling: true,
+    createTime: '2026-01-02T03:04:05Z',
+    annotations: { team: 'a' },
+  };
+
+  test('puts settable fields in spec, output-only ones in status, and names in labels', () => {
+    const resource = toCustomResource(ENGINE, fromJson(ENGINE.message, engineJson) as { name: string }, 'ns');
+    expect(resource.metadata).toEqual({
+      name: 'w.e1',
+      namespace: 'ns',
+      labels: { [WORKSPACE_LABEL]: 'w', [ID_LABEL]: 'e1' },
+    });
+    expect(resource.spec).toMatchObject({
+      profile: engineJson.profile,
+      cpu: 4,
+      memoryBytes: '8589934592',
+      maxIdleDuration: '3600s',
+      annotations: { team: 'a' },
+    });
+    expect(resource.status).toMatchObject({ state: 'STATE_RUNNING', reconciling: true });
+    for (const key of ['name', 'uid', 'createTime', 'state']) expect(resource.spec).not.toHaveProperty(key);
+    for (const key of ['name', 'uid', 'createTime', 'profile'])
+      expect(resource.status).not.toHaveProperty(key);
+  });
+
+  test('reads the message back, with name, uid and create time from the metadata', () => {
+    const resource = toCustomResource(ENGINE, fromJson(ENGINE.message, engineJson) as { name: string }, 'ns');
+    resource.metadata.uid = 'uid-1';
+    resource.metadata.creationTimestamp = new Date('2026-01-02T03:04:05Z');
+    const message = fromCustomResource(ENGINE, resource);
+    expect(toJson(ENGINE.message, message)).toEqual(
+      toJson(ENGINE.message, fromJson(ENGINE.message, { ...engineJson, uid: 'uid-1' })),
+    );
+  });
+
+  test('refuses a custom resource without its labels', () => {
+    const resource = toCustomResource(VERSION, { name: 'workspaces/w/daiEngineVersions/1.10.6' }, 'ns');
+    resource.metadata.labels = {};
+    expect(() => fromCustomResource(VERSION, resource)).toThrow(TypeError);
+  });
+});

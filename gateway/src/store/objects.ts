@@ -1,0 +1,112 @@
+import { createHash } from 'node:crypto';
+import {
+  API_VERSION,
+  FROM_METADATA,
+  ID_LABEL,
+  WORKSPACE_LABEL,
+  type ResourceKind,
+} from '../../../shared/resources.ts';
+import { MESSAGES } from '../gen/messages.ts';
+import { fromJson, toJson, type Json } from '../json/canonical.ts';
+import { jsonName } from '../rest/request.ts';
+
+type JsonObject = { [key: string]: Json };
+
+/** A custom resource as the apiserver stores it. */
+export interface CustomResource {
+  apiVersion: string;
+  kind: string;
+  metadata: {
+    name: string;
+    namespace?: string;
+    labels: Record<string, string>;
+    uid?: string;
+    resourceVersion?: string;
+    creationTimestamp?: string | Date;
+    deletionTimestamp?: string | Date;
+  };
+  spec: JsonObject;
+  status?: JsonObject;
+}
+
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const METADATA_JSON = new Set([...FROM_METADATA].map(jsonName));
+
+/**
+ * The object name of a resource: `<workspace>.<id>` when that is a valid Kubernetes name,
+ * otherwise `<workspace>.0<hash>`. No valid id can produce the hashed form (resource ids start
+ * with a letter; version ids contain dots), so names never collide. Labels keep the exact
+ * workspace and id.
+ */
+export function objectName(workspace: string, id: string): string {
+  const plain = `${workspace}.${id}`;
+  if (DNS_SUBDOMAIN.test(plain) && plain.length <= 253) return plain;
+  const hash = createHash('sha256').update(`${workspace}/${id}`).digest('hex').slice(0, 24);
+  return `${workspace.toLowerCase().replace(/[^a-z0-9-]/g, '-')}.0${hash}`;
+}
+
+/** Splits a resource name of `kind`, e.g. `workspaces/w/daiEngines/e1` into w and e1. */
+export function splitName(kind: ResourceKind, name: string): { workspace: string; id: string } {
+  const parts = name.split('/');
+  const [, workspace = '', , id = ''] = parts;
+  if (parts.length !== 4 || parts[0] !== 'workspaces' || parts[2] !== kind.collection || !workspace || !id) {
+    throw new TypeError(`"${name}" is not a ${kind.kind} name`);
+  }
+  return { workspace, id };
+}
+
+/**
+ * The custom resource of an API message: OUTPUT_ONLY fields in status, the others in spec, and
+ * name, uid and times left to the object's metadata. Values are the API's canonical JSON, which
+ * the generated CRD schemas accept.
+ */
+export function toCustomResource(
+  kind: ResourceKind,
+  message: { name: string },
+  namespace: string,
+): CustomResource {
+  const { workspace, id } = splitName(kind, message.name);
+  const json = toJson(kind.message, message);
+  const spec: JsonObject = {};
+  const status: JsonObject = {};
+  for (const field of MESSAGES[kind.message] ?? []) {
+    const value = json[field.json];
+    if (value === undefined || METADATA_JSON.has(field.json)) continue;
+    (field.output ? status : spec)[field.json] = value;
+  }
+  return {
+    apiVersion: API_VERSION,
+    kind: kind.kind,
+    metadata: {
+      name: objectName(workspace, id),
+      namespace,
+      labels: { [WORKSPACE_LABEL]: workspace, [ID_LABEL]: id },
+    },
+    spec,
+    status,
+  };
+}
+
+/** The API message of a custom resource. @throws TypeError when its labels do not name it */
+export function fromCustomResource(kind: ResourceKind, resource: CustomResource): Record<string, unknown> {
+  const workspace = resource.metadata.labels[WORKSPACE_LABEL];
+  const id = resource.metadata.labels[ID_LABEL];
+  if (!workspace || !id)
+    throw new TypeError(`${kind.kind} ${resource.metadata.name} lacks its workspace and id labels`);
+  const json: JsonObject = {
+    ...resource.spec,
+    ...(resource.status ?? {}),
+    name: `workspaces/${workspace}/${kind.collection}/${id}`,
+  };
+  if (resource.metadata.uid !== undefined) json['uid'] = resource.metadata.uid;
+  const created = timeText(resource.metadata.creationTimestamp);
+  const deleted = timeText(resource.metadata.deletionTimestamp);
+  if (created !== undefined) json['createTime'] = created;
+  if (deleted !== undefined) json['deleteTime'] = deleted;
+  return fromJson(kind.message, json);
+}
+
+/** client-node gives metadata times as Date objects from typed APIs and as strings from others. */
+function timeText(time: string | Date | undefined): string | undefined {
+  return time instanceof Date ? time.toISOString() : time;
+}
