@@ -109,6 +109,12 @@ export const UPDATE_PATHS = {
 
 export type MaskedResource = keyof typeof UPDATE_PATHS;
 
+/** Fields fixed at creation; an update mask that names one is refused with that reason. */
+export const IMMUTABLE_PATHS: Readonly<Partial<Record<MaskedResource, readonly string[]>>> = {
+  h2oEngine: ['h2o_engine_version'],
+  notebookEngine: ['notebook_image'],
+};
+
 /**
  * The paths an update applies: every allowed path for `*`, else the given ones, each checked.
  *
@@ -124,6 +130,13 @@ export function resolveUpdateMask(
     return invalidArgument('update_mask', 'is required and must name at least one field');
   if (paths.includes('*')) {
     return paths.length === 1 ? [...allowed] : invalidArgument('update_mask', '"*" must be the only path');
+  }
+  const immutable = paths.filter((p) => IMMUTABLE_PATHS[resource]?.includes(p));
+  if (immutable.length > 0) {
+    return invalidArgument(
+      'update_mask',
+      `${immutable.map((p) => `"${p}"`).join(', ')} cannot be changed after creation`,
+    );
   }
   const unknown = paths.filter((p) => !allowed.includes(p));
   if (unknown.length > 0) {

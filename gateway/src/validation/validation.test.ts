@@ -156,6 +156,14 @@ describe('resolveUpdateMask()', () => {
     });
   });
 
+  test('refuses immutable fields with that reason', () => {
+    const result = resolveUpdateMask('notebookEngine', ['display_name', 'notebook_image']);
+    expect((result as ApiError).message).toContain('"notebook_image" cannot be changed after creation');
+    expect((resolveUpdateMask('h2oEngine', ['h2o_engine_version']) as ApiError).message).toContain(
+      'cannot be changed',
+    );
+  });
+
   test('every allowed path is a settable field of its resource in proto/', () => {
     const api = loadApi();
     const messages: Record<keyof typeof UPDATE_PATHS, string> = {
