@@ -35,3 +35,17 @@ for (const kind of KINDS) {
   const body = dump(crdFor(api, kind), { lineWidth: 100, noRefs: true, sortKeys: false });
   writeFileSync(join(crds, `${GROUP}_${kind.kind.toLowerCase()}s.yaml`), header + body);
 }
+
+// protoc-gen-openapiv2 titles the merged document after one of its input files; give it the
+// product's name and version instead.
+const openapiPath = join(ROOT, 'docs-site/static/openapi/engine-manager.swagger.json');
+const openapi = JSON.parse(readFileSync(openapiPath, 'utf8')) as { info: Record<string, string> };
+const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+openapi.info = {
+  title: 'AI Engine Manager API',
+  version,
+  description:
+    'Create and run Driverless AI engines, H2O clusters and notebook engines in workspaces, from the ' +
+    'profiles, versions and images that administrators define. Every call is also served over gRPC.',
+};
+writeFileSync(openapiPath, `${JSON.stringify(openapi, null, 2)}\n`);
