@@ -1,0 +1,88 @@
+import {
+  Server,
+  status as GrpcStatus,
+  type ServiceDefinition,
+  type ServiceError,
+  type UntypedServiceImplementation,
+} from '@grpc/grpc-js';
+import { ApiError } from '../errors/api-error.ts';
+import { Code, codeName } from '../errors/code.ts';
+import { DAIEngineProfileServiceService } from '../gen/ai/h2o/engine/v1/dai_engine_profile_service.pb.ts';
+import { DAIEngineServiceService } from '../gen/ai/h2o/engine/v1/dai_engine_service.pb.ts';
+import { DAIEngineVersionServiceService } from '../gen/ai/h2o/engine/v1/dai_engine_version_service.pb.ts';
+import { EngineServiceService } from '../gen/ai/h2o/engine/v1/engine_service.pb.ts';
+import { H2OEngineProfileServiceService } from '../gen/ai/h2o/engine/v1/h2o_engine_profile_service.pb.ts';
+import { H2OEngineServiceService } from '../gen/ai/h2o/engine/v1/h2o_engine_service.pb.ts';
+import { H2OEngineVersionServiceService } from '../gen/ai/h2o/engine/v1/h2o_engine_version_service.pb.ts';
+import { NotebookEngineImageServiceService } from '../gen/ai/h2o/engine/v1/notebook_engine_image_service.pb.ts';
+import { NotebookEngineProfileServiceService } from '../gen/ai/h2o/engine/v1/notebook_engine_profile_service.pb.ts';
+import { NotebookEngineServiceService } from '../gen/ai/h2o/engine/v1/notebook_engine_service.pb.ts';
+import { ROUTES } from '../gen/routes.ts';
+import { fromJson, toJson } from '../json/canonical.ts';
+import type { Handlers } from '../rest/mux.ts';
+
+/** Every service of the API, as ts-proto generates their grpc-js definitions. */
+export const SERVICE_DEFINITIONS: readonly ServiceDefinition[] = [
+  DAIEngineServiceService,
+  H2OEngineServiceService,
+  NotebookEngineServiceService,
+  EngineServiceService,
+  DAIEngineProfileServiceService,
+  H2OEngineProfileServiceService,
+  NotebookEngineProfileServiceService,
+  DAIEngineVersionServiceService,
+  H2OEngineVersionServiceService,
+  NotebookEngineImageServiceService,
+];
+
+/** The handler key of a gRPC method path: `/pkg.Service/Method` → `pkg.Service.Method`, as REST uses. */
+export function handlerKey(path: string): string {
+  return path.slice(1).replace('/', '.');
+}
+
+/** An ApiError (or anything thrown) as the error a grpc-js callback takes. */
+export function toServiceError(error: unknown): Partial<ServiceError> {
+  const api = ApiError.from(error);
+  // grpc-js numbers its status enum as gRPC does; look it up by name to stay type-safe.
+  const code = GrpcStatus[codeName(api.code) as keyof typeof GrpcStatus];
+  return { code, details: api.message, message: api.message };
+}
+
+/**
+ * A grpc-js server whose every RPC calls the same handlers as the REST router. RPCs without a
+ * handler answer UNIMPLEMENTED.
+ */
+export function grpcServer(handlers: Handlers): Server {
+  const server = new Server();
+  const responseTypes = new Map(ROUTES.map((r) => [`${r.service}.${r.rpc}`, r.responseType]));
+  for (const definition of SERVICE_DEFINITIONS) {
+    const implementation: UntypedServiceImplementation = {};
+    for (const [method, attributes] of Object.entries(definition)) {
+      const key = handlerKey(attributes.path);
+      implementation[method] = (
+        call: { request: Record<string, unknown> },
+        callback: (error: Partial<ServiceError> | null, response?: object) => void,
+      ) => {
+        const handler = handlers[key];
+        const result = handler
+          ? handler(call.request)
+          : Promise.reject(
+              new ApiError(Code.UNIMPLEMENTED, `${key.split('.').pop() ?? key} is not implemented`),
+            );
+        result.then(
+          (response) => {
+            // Handlers may leave fields unset, which the binary encoder cannot; the canonical
+            // codec fills zero values exactly as REST clients see them.
+            const type = responseTypes.get(key);
+            callback(null, type === undefined ? response : fromJson(type, toJson(type, response)));
+          },
+          (error: unknown) => {
+            callback(toServiceError(error));
+          },
+        );
+      };
+    }
+    server.addService(definition, implementation);
+  }
+  return server;
+}
