@@ -3,9 +3,10 @@
  * foreground. Connection details go to .run/stack.json for scripts and people; Ctrl+C stops
  * everything.
  */
-import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startGateway } from '../gateway/src/gateway.ts';
 import { startCluster } from '../test/cluster/cluster.ts';
 import { untilSignal } from '../test/cluster/cli.ts';
 
@@ -20,6 +21,18 @@ export interface StackInfo {
   kubectlDir: string;
   apiserver: string;
   logs: string;
+  /** The REST API base URL (the `aiem_url` of API clients). */
+  restUrl: string;
+  /** The gRPC address, host:port. */
+  grpcAddress: string;
+}
+
+/** Listening addresses, from AIEM_HOST, AIEM_REST_PORT and AIEM_GRPC_PORT. */
+function port(name: string, fallback: number): number {
+  const value = Number(process.env[name] ?? fallback);
+  if (!Number.isInteger(value) || value < 0 || value > 65535)
+    throw new Error(`${name} must be a port number`);
+  return value;
 }
 
 const stopped = untilSignal();
@@ -31,6 +44,15 @@ const cluster = await startCluster({
 // The product's resource kinds, so that `kubectl get aiem` works against the local stack.
 await cluster.kubectl(['apply', '-f', join(ROOT, 'crds')]);
 await cluster.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
+const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+// The API services are not wired in yet: every RPC answers UNIMPLEMENTED.
+const gateway = await startGateway({
+  host: process.env['AIEM_HOST'] ?? '127.0.0.1',
+  restPort: port('AIEM_REST_PORT', 8080),
+  grpcPort: port('AIEM_GRPC_PORT', 9090),
+  handlers: {},
+  version,
+});
 mkdirSync(join(RUN, 'stack'), { recursive: true });
 const kubeconfig = join(RUN, 'stack', 'kubeconfig');
 copyFileSync(cluster.kubeconfigPath, kubeconfig);
@@ -39,12 +61,16 @@ const info: StackInfo = {
   kubectlDir: cluster.binaries.kubernetes,
   apiserver: cluster.server,
   logs: cluster.runDir,
+  restUrl: gateway.restUrl,
+  grpcAddress: gateway.grpcAddress,
 };
 writeFileSync(STACK, `${JSON.stringify(info, null, 2)}\n`);
 console.log(
   [
     '',
     'AI Engine Manager is running locally.',
+    `  REST API         ${info.restUrl}  (GET ${info.restUrl}/version)`,
+    `  gRPC API         ${info.grpcAddress}`,
     `  Kubernetes API   ${info.apiserver}`,
     `  kubeconfig       ${info.kubeconfig}`,
     `  component logs   ${info.logs}`,
@@ -58,4 +84,5 @@ console.log(
 await stopped;
 console.error('Stopping');
 rmSync(STACK, { force: true });
+await gateway.stop();
 await cluster.stop();

@@ -1,0 +1,77 @@
+import type { Server as HttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ServerCredentials } from '@grpc/grpc-js';
+import express from 'express';
+import { grpcServer } from './grpc/server.ts';
+import { restRouter, type Handlers } from './rest/mux.ts';
+
+/** Where the gateway listens; port 0 picks a free one. */
+export interface GatewayOptions {
+  host: string;
+  restPort: number;
+  grpcPort: number;
+  handlers: Handlers;
+  /** The product version that `GET /version` reports. */
+  version: string;
+}
+
+/** A running gateway. */
+export interface Gateway {
+  restUrl: string;
+  grpcAddress: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the REST server (`/v1`, plus `GET /version`, `/healthz`, `/readyz`) and the gRPC server
+ * on the same handlers. `GET /version` stays unauthenticated: clients call it to check that the
+ * server is reachable before they log in.
+ */
+export async function startGateway(options: GatewayOptions): Promise<Gateway> {
+  const app = express();
+  app.disable('x-powered-by');
+  app.get('/version', (_req, res) => {
+    res.json({ version: options.version });
+  });
+  app.get(['/healthz', '/readyz'], (_req, res) => {
+    res.type('text/plain').send('ok');
+  });
+  app.use('/', restRouter(options.handlers));
+  const http: HttpServer = await new Promise((resolve, reject) => {
+    const server = app.listen(options.restPort, options.host, () => {
+      resolve(server);
+    });
+    server.once('error', reject);
+  });
+  const grpc = grpcServer(options.handlers);
+  const grpcPort = await new Promise<number>((resolve, reject) => {
+    grpc.bindAsync(
+      `${options.host}:${options.grpcPort}`,
+      ServerCredentials.createInsecure(),
+      (error, port) => {
+        if (error) reject(error);
+        else resolve(port);
+      },
+    );
+  });
+  const restPort = (http.address() as AddressInfo).port;
+  return {
+    restUrl: `http://${options.host}:${restPort}`,
+    grpcAddress: `${options.host}:${grpcPort}`,
+    async stop(): Promise<void> {
+      await Promise.all([
+        new Promise<void>((resolve) => {
+          http.close(() => {
+            resolve();
+          });
+          http.closeAllConnections();
+        }),
+        new Promise<void>((resolve) => {
+          grpc.tryShutdown(() => {
+            resolve();
+          });
+        }),
+      ]);
+    },
+  };
+}
