@@ -1,4 +1,5 @@
 import type { Api, Field, Message } from './descriptor.ts';
+import { FIELD_SCHEMAS } from '../../shared/rules.ts';
 
 export { CATEGORY, GROUP, ID_LABEL, VERSION, WORKSPACE_LABEL } from '../../shared/resources.ts';
 import {
@@ -175,7 +176,7 @@ function fieldSchema(api: Api, field: Field, enforceImmutable: boolean): Schema 
     field.repeated && !isMap(api, field)
       ? { type: 'array', items: valueSchema(api, field) }
       : valueSchema(api, field);
-  const schema: Schema = { ...base, description: unwrap(field.comment) };
+  const schema: Schema = { ...base, ...FIELD_SCHEMAS[field.name], description: unwrap(field.comment) };
   if (enforceImmutable && field.behaviors.includes('IMMUTABLE')) {
     schema['x-kubernetes-validations'] = [
       { rule: 'self == oldSelf', message: `${field.jsonName} is immutable` },

@@ -197,6 +197,25 @@ describe('the CRDs in crds/', () => {
     ).rejects.toMatchObject({ code: 422 });
   });
 
+  test('schemas enforce the API id, alias, annotation-key and display-name rules', async () => {
+    const version = (name: string, spec: Record<string, unknown>): Promise<unknown> =>
+      create(
+        'daiengineversions',
+        object('DAIEngineVersion', name, { image: 'example.invalid/dai:1', ...spec }),
+      );
+    await expect(version('bad-alias', { aliases: ['Not_Valid'] })).rejects.toMatchObject({ code: 422 });
+    await expect(version('twice', { aliases: ['latest', 'latest'] })).rejects.toMatchObject({ code: 422 });
+    await version('good-alias', { aliases: ['latest', 'stable'] });
+    const engine = (name: string, spec: Record<string, unknown>): Promise<unknown> =>
+      create('daiengines', object('DAIEngine', name, { profile: 'p', daiEngineVersion: 'v', ...spec }));
+    await expect(engine('bad-key', { annotations: { '-bad': 'x' } })).rejects.toMatchObject({
+      code: 422,
+      body: expect.stringContaining('annotation keys') as unknown,
+    });
+    await expect(engine('long-name', { displayName: 'x'.repeat(64) })).rejects.toMatchObject({ code: 422 });
+    await engine('good-key', { annotations: { 'team.name': 'a' }, displayName: 'x'.repeat(63) });
+  });
+
   test('kubectl explain shows the field documentation written in proto/', async () => {
     const api = loadApi();
     const cpu = api.messages.get('ai.h2o.engine.v1.DAIEngine')?.fields.find((f) => f.name === 'cpu');

@@ -1,15 +1,16 @@
 import { invalidArgument, type ApiError } from '../errors/api-error.ts';
 
-/** Resource ids (profiles, engines, notebook images) and version aliases: 1-63 characters. */
-export const RESOURCE_ID = /^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$/;
-/** Annotation keys: at most 63 characters. */
-export const ANNOTATION_KEY = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
-/**
- * Version ids: semantic versions with any number of numeric segments and an optional
- * pre-release, e.g. 1.10.6, 1.10.6.1, 1.10.6-alpha, 3.46.0.1-rc.2.
- */
-export const VERSION_ID = /^[0-9]+(\.[0-9]+)+(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$/;
-export const MAX_LENGTH = 63;
+import {
+  ANNOTATION_KEY as ANNOTATION_KEY_TEXT,
+  MAX_LENGTH,
+  RESOURCE_ID as RESOURCE_ID_TEXT,
+  VERSION_ID as VERSION_ID_TEXT,
+} from '../../../shared/rules.ts';
+
+export { MAX_LENGTH };
+export const RESOURCE_ID = new RegExp(RESOURCE_ID_TEXT);
+export const ANNOTATION_KEY = new RegExp(ANNOTATION_KEY_TEXT);
+export const VERSION_ID = new RegExp(VERSION_ID_TEXT);
 
 /** The first problem with `value` as a resource id, or `undefined` when it is valid. */
 export function resourceIdProblem(value: string): string | undefined {

@@ -1,0 +1,34 @@
+/**
+ * Field rules of spec sections 5 and 9 that both the gateway's validation and the CRD schemas
+ * enforce, so that objects written with kubectl obey the same limits as API calls.
+ */
+
+/** Resource ids (profiles, engines, notebook images) and version aliases: 1-63 characters. */
+export const RESOURCE_ID = '^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$';
+/** Annotation keys: at most 63 characters. */
+export const ANNOTATION_KEY = '^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$';
+/**
+ * Version ids: semantic versions with any number of numeric segments and an optional
+ * pre-release, e.g. 1.10.6, 1.10.6.1, 1.10.6-alpha, 3.46.0.1-rc.2.
+ */
+export const VERSION_ID = '^[0-9]+(\\.[0-9]+)+(-[0-9A-Za-z-]+(\\.[0-9A-Za-z-]+)*)?$';
+/** Longest id, alias, annotation key and display name. */
+export const MAX_LENGTH = 63;
+
+/** Extra OpenAPI schema for fields of these proto names, in every resource that has them. */
+export const FIELD_SCHEMAS: Readonly<Record<string, Record<string, unknown>>> = {
+  display_name: { maxLength: MAX_LENGTH },
+  aliases: {
+    items: { type: 'string', pattern: RESOURCE_ID, maxLength: MAX_LENGTH },
+    'x-kubernetes-list-type': 'set',
+  },
+  annotations: {
+    'x-kubernetes-validations': [
+      {
+        rule: `self.all(k, k.size() <= ${MAX_LENGTH} && k.matches('${ANNOTATION_KEY}'))`,
+        message:
+          'annotation keys are at most 63 letters, digits, "-", "_" and ".", starting and ending with a letter or digit',
+      },
+    ],
+  },
+};
