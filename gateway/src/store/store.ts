@@ -1,0 +1,179 @@
+import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import { ApiError, notFound } from '../errors/api-error.ts';
+import { Code } from '../errors/code.ts';
+import { GROUP, VERSION, WORKSPACE_LABEL, type ResourceKind } from '../../../shared/resources.ts';
+import {
+  fromCustomResource,
+  objectName,
+  splitName,
+  toCustomResource,
+  type CustomResource,
+} from './objects.ts';
+
+/** An API message as stored, with the resourceVersion that guards its next update. */
+export interface Stored {
+  message: Record<string, unknown>;
+  resourceVersion: string;
+}
+
+const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+/**
+ * API resources as custom resources in one namespace. Reads go to the apiserver, so a read
+ * always sees every write before it, from any gateway replica. Updates and deletes carry the
+ * resourceVersion the caller read: a concurrent change makes them fail with ABORTED instead of
+ * silently overwriting it.
+ */
+export class ResourceStore {
+  private readonly api: CustomObjectsApi;
+  private readonly namespace: string;
+
+  constructor(kubeConfig: KubeConfig, namespace: string) {
+    this.api = kubeConfig.makeApiClient(CustomObjectsApi);
+    this.namespace = namespace;
+  }
+
+  /** Creates the resource; ALREADY_EXISTS when its name is taken. */
+  async create(kind: ResourceKind, message: { name: string }): Promise<Stored> {
+    const resource = toCustomResource(kind, message, this.namespace);
+    const created = await this.call(message.name, 'create', () =>
+      this.api.createNamespacedCustomObject({ ...this.target(kind), body: resource }),
+    );
+    // The status subresource ignores status sent with the object; write it separately, and
+    // undo the creation if that fails so that no half-written resource remains.
+    try {
+      return await this.writeStatus(kind, message.name, created.metadata.name, resource.status);
+    } catch (error: unknown) {
+      await this.api
+        .deleteNamespacedCustomObject({ ...this.target(kind), name: created.metadata.name })
+        .catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** The resource of `name`; NOT_FOUND when there is none. */
+  async get(kind: ResourceKind, name: string): Promise<Stored> {
+    const { workspace, id } = splitName(kind, name);
+    const resource = await this.call(name, 'get', () =>
+      this.api.getNamespacedCustomObject({ ...this.target(kind), name: objectName(workspace, id) }),
+    );
+    return stored(kind, resource);
+  }
+
+  /** Every resource of `kind` in a workspace. */
+  async list(kind: ResourceKind, workspace: string): Promise<Stored[]> {
+    const list = (await this.call(`workspaces/${workspace}`, 'list', () =>
+      this.api.listNamespacedCustomObject({
+        ...this.target(kind),
+        labelSelector: `${WORKSPACE_LABEL}=${workspace}`,
+      }),
+    )) as unknown as { items: CustomResource[] };
+    return list.items.map((item) => stored(kind, item));
+  }
+
+  /** Replaces the resource if it is still at `resourceVersion`; ABORTED otherwise. */
+  async update(kind: ResourceKind, message: { name: string }, resourceVersion: string): Promise<Stored> {
+    const resource = toCustomResource(kind, message, this.namespace);
+    resource.metadata.resourceVersion = resourceVersion;
+    const replaced = await this.call(message.name, 'update', () =>
+      this.api.replaceNamespacedCustomObject({
+        ...this.target(kind),
+        name: resource.metadata.name,
+        body: resource,
+      }),
+    );
+    return this.writeStatus(kind, message.name, replaced.metadata.name, resource.status);
+  }
+
+  /** Deletes the resource, if given only while it is at `resourceVersion`; NOT_FOUND when gone. */
+  async delete(kind: ResourceKind, name: string, resourceVersion?: string): Promise<void> {
+    const { workspace, id } = splitName(kind, name);
+    await this.call(name, 'delete', () =>
+      this.api.deleteNamespacedCustomObject({
+        ...this.target(kind),
+        name: objectName(workspace, id),
+        ...(resourceVersion === undefined ? {} : { body: { preconditions: { resourceVersion } } }),
+      }),
+    );
+  }
+
+  private async writeStatus(
+    kind: ResourceKind,
+    name: string,
+    objectName: string,
+    status: CustomResource['status'],
+  ): Promise<Stored> {
+    const patched = await this.call(name, 'update', () =>
+      this.api.patchNamespacedCustomObjectStatus(
+        { ...this.target(kind), name: objectName, body: { status } },
+        mergePatch,
+      ),
+    );
+    return stored(kind, patched);
+  }
+
+  private target(kind: ResourceKind): { group: string; version: string; namespace: string; plural: string } {
+    return { group: GROUP, version: VERSION, namespace: this.namespace, plural: kind.plural };
+  }
+
+  /** Runs one apiserver call, translating its failures into API errors about `name`. */
+  private async call(
+    name: string,
+    verb: 'create' | 'get' | 'list' | 'update' | 'delete',
+    request: () => Promise<object>,
+  ): Promise<CustomResource> {
+    try {
+      return (await request()) as CustomResource;
+    } catch (error: unknown) {
+      throw storeError(error, name, verb);
+    }
+  }
+}
+
+function stored(kind: ResourceKind, resource: CustomResource): Stored {
+  return {
+    message: fromCustomResource(kind, resource),
+    resourceVersion: resource.metadata.resourceVersion ?? '',
+  };
+}
+
+/** The HTTP status of a failed apiserver call, or `undefined` when no answer came. */
+function httpStatusOf(error: unknown): number | undefined {
+  return typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'number'
+    ? error.code
+    : undefined;
+}
+
+/** The API error for a failed apiserver call. */
+export function storeError(error: unknown, name: string, verb: string): ApiError {
+  const status = httpStatusOf(error);
+  if (status === 404) return notFound(name);
+  if (status === 409) {
+    return verb === 'create'
+      ? new ApiError(Code.ALREADY_EXISTS, `"${name}" already exists`, { reason: 'RESOURCE_EXISTS' })
+      : new ApiError(Code.ABORTED, `"${name}" was changed concurrently; read it again and retry`, {
+          reason: 'CONCURRENT_CHANGE',
+        });
+  }
+  if (status === 422 || status === 400) {
+    const message = `"${name}" was rejected by the stored schema: ${kubeMessage(error)}`;
+    return new ApiError(Code.INVALID_ARGUMENT, message, { reason: 'SCHEMA_VIOLATION', cause: error });
+  }
+  if (status === undefined || status === 429 || status >= 500) {
+    return new ApiError(Code.UNAVAILABLE, 'The cluster is unavailable; retry later', {
+      reason: 'CLUSTER_UNAVAILABLE',
+      cause: error,
+    });
+  }
+  return ApiError.from(error);
+}
+
+function kubeMessage(error: unknown): string {
+  const body = typeof error === 'object' && error !== null && 'body' in error ? error.body : undefined;
+  try {
+    const parsed = (typeof body === 'string' ? JSON.parse(body) : body) as { message?: string } | undefined;
+    return parsed?.message ?? 'invalid value';
+  } catch {
+    return 'invalid value';
+  }
+}
