@@ -1,0 +1,54 @@
+import { ApiError } from '../errors/api-error.ts';
+import { page, pageOffset, pageSize } from './pagination.ts';
+
+describe('pageSize()', () => {
+  test.each([
+    [undefined, 50],
+    [0, 50],
+    [1, 1],
+    [1000, 1000],
+    [1001, 1000],
+    [2 ** 31 - 1, 1000],
+  ])('takes %p as %i', (requested, size) => {
+    expect(pageSize(requested)).toBe(size);
+  });
+  test('refuses a negative size, naming page_size', () => {
+    expect(() => pageSize(-1)).toThrow(ApiError);
+    expect(() => pageSize(-1)).toThrow('Invalid page_size');
+  });
+});
+
+describe('page()', () => {
+  const items = Array.from({ length: 7 }, (_, i) => i);
+
+  test('walks every item exactly once, in order, ending with an empty token', () => {
+    const seen: number[] = [];
+    let token = '';
+    let pages = 0;
+    do {
+      const result = page(items, { pageSize: 3, pageToken: token }, 'parent=w');
+      seen.push(...result.items);
+      token = result.nextPageToken;
+      pages++;
+    } while (token !== '');
+    expect(seen).toEqual(items);
+    expect(pages).toBe(3);
+  });
+
+  test('gives an empty token when everything fits, and for no items at all', () => {
+    expect(page(items, {}, 'q').nextPageToken).toBe('');
+    expect(page([], { pageSize: 5 }, 'q')).toEqual({ items: [], nextPageToken: '' });
+  });
+
+  test('refuses a token of another query and a token it did not make', () => {
+    const { nextPageToken } = page(items, { pageSize: 2 }, 'parent=w filter=a');
+    expect(() => pageOffset(nextPageToken, 'parent=w filter=b')).toThrow('different query');
+    for (const forged of [
+      'not-a-token',
+      Buffer.from('{"o":-1}').toString('base64url'),
+      Buffer.from('[]').toString('base64url'),
+    ]) {
+      expect(() => pageOffset(forged, 'q')).toThrow('Invalid page_token');
+    }
+  });
+});
