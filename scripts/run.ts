@@ -6,7 +6,11 @@
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CoreV1Api } from '@kubernetes/client-node';
+import { allowAll } from '../gateway/src/auth/authorizer.ts';
 import { startGateway } from '../gateway/src/gateway.ts';
+import { notebookEngineImageService } from '../gateway/src/services/notebook-engine-image-service.ts';
+import { ResourceStore } from '../gateway/src/store/store.ts';
 import { startCluster } from '../test/cluster/cluster.ts';
 import { untilSignal } from '../test/cluster/cli.ts';
 
@@ -45,12 +49,19 @@ const cluster = await startCluster({
 await cluster.kubectl(['apply', '-f', join(ROOT, 'crds')]);
 await cluster.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
 const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
-// The API services are not wired in yet: every RPC answers UNIMPLEMENTED.
+// Where the API keeps its resources.
+const namespace = process.env['AIEM_NAMESPACE'] ?? 'ai-engine-manager';
+await cluster.kubeConfig
+  .makeApiClient(CoreV1Api)
+  .createNamespace({ body: { metadata: { name: namespace } } });
+const store = new ResourceStore(cluster.kubeConfig, namespace);
+// Local development: every call acts as the development identity, and every action is allowed.
+// RPCs of services not built yet answer UNIMPLEMENTED.
 const gateway = await startGateway({
   host: process.env['AIEM_HOST'] ?? '127.0.0.1',
   restPort: port('AIEM_REST_PORT', 8080),
   grpcPort: port('AIEM_GRPC_PORT', 9090),
-  handlers: {},
+  handlers: { ...notebookEngineImageService({ store, authorizer: allowAll }) },
   version,
 });
 mkdirSync(join(RUN, 'stack'), { recursive: true });
