@@ -31,7 +31,7 @@ help: ## Show this help
 ##@ Setup
 
 .PHONY: deps
-deps: apt-packages node_modules/.package-lock.json binaries ## Install everything: Debian packages, Node 24, npm packages, cluster binaries
+deps: apt-packages node_modules/.package-lock.json binaries python-clients ## Install everything: Debian packages, Node 24, npm packages, cluster binaries, Python clients
 
 .PHONY: apt-packages
 apt-packages: ## Install the Debian packages that are missing
@@ -56,6 +56,20 @@ node: $(NODE) ## Install Node.js 24 into the cache
 node_modules/.package-lock.json: package-lock.json package.json $(NODE)
 	npm install --no-audit --no-fund
 	@touch $@
+
+# The published Python client, pinned, each release in its own venv, for the compatibility tests.
+# 1.4.0 is the release the REST contract was read from; 1.10.2 the newest on PyPI.
+PYTHON_CLIENT_VERSIONS := 1.4.0 1.10.2
+export PYTHON_CLIENT_VERSIONS
+.PHONY: python-clients
+python-clients: ## Install the pinned h2o-engine-manager Python clients into venvs in the cache
+	@for v in $(PYTHON_CLIENT_VERSIONS); do \
+	  venv="$(AIEM_CACHE)/python-client-$$v"; \
+	  if [ ! -x "$$venv/bin/python" ] || ! "$$venv/bin/python" -c 'import h2o_engine_manager' 2>/dev/null; then \
+	    echo "Installing h2o-engine-manager $$v into $$venv"; \
+	    rm -rf "$$venv" && python3 -m venv "$$venv" && "$$venv/bin/pip" install -q "h2o-engine-manager==$$v"; \
+	  fi; \
+	done
 
 .PHONY: binaries
 binaries: ## Build the control plane binaries (cold: ~7 min once per machine)
