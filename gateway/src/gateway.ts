@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { ServerCredentials } from '@grpc/grpc-js';
 import express from 'express';
 import { grpcServer } from './grpc/server.ts';
-import { restRouter, type Handlers } from './rest/mux.ts';
+import { developmentIdentity, type Authenticate, type Handlers } from './call/handler.ts';
+import { restRouter } from './rest/mux.ts';
 
 /** Where the gateway listens; port 0 picks a free one. */
 export interface GatewayOptions {
@@ -11,6 +12,8 @@ export interface GatewayOptions {
   restPort: number;
   grpcPort: number;
   handlers: Handlers;
+  /** Who is calling; the development identity when unset. */
+  authenticate?: Authenticate;
   /** The product version that `GET /version` reports. */
   version: string;
 }
@@ -36,14 +39,15 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   app.get(['/healthz', '/readyz'], (_req, res) => {
     res.type('text/plain').send('ok');
   });
-  app.use('/', restRouter(options.handlers));
+  const authenticate = options.authenticate ?? developmentIdentity;
+  app.use('/', restRouter(options.handlers, authenticate));
   const http: HttpServer = await new Promise((resolve, reject) => {
     const server = app.listen(options.restPort, options.host, () => {
       resolve(server);
     });
     server.once('error', reject);
   });
-  const grpc = grpcServer(options.handlers);
+  const grpc = grpcServer(options.handlers, authenticate);
   const grpcPort = await new Promise<number>((resolve, reject) => {
     grpc.bindAsync(
       `${options.host}:${options.grpcPort}`,

@@ -84,3 +84,21 @@ export function invalidArgument(field: string, description: string): ApiError {
 export function notFound(name: string): ApiError {
   return new ApiError(Code.NOT_FOUND, `"${name}" was not found`, { reason: 'RESOURCE_NOT_FOUND' });
 }
+
+/** UNAUTHENTICATED, saying no more than that: details of why a credential failed help attackers. */
+export function unauthenticated(): ApiError {
+  return new ApiError(Code.UNAUTHENTICATED, 'The request does not carry valid credentials', {
+    reason: 'UNAUTHENTICATED',
+  });
+}
+
+/** INVALID_ARGUMENT with every violation found, its message naming the first. */
+export function invalidFields(violations: readonly FieldViolation[]): ApiError {
+  const [first, ...rest] = violations;
+  if (first === undefined) throw new Error('invalidFields() needs at least one violation');
+  const more = rest.length === 0 ? '' : ` (and ${rest.length} more)`;
+  return new ApiError(Code.INVALID_ARGUMENT, `Invalid ${first.field}: ${first.description}${more}`, {
+    reason: 'INVALID_FIELD',
+    violations: [...violations],
+  });
+}

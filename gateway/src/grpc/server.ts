@@ -1,4 +1,5 @@
 import {
+  Metadata,
   Server,
   status as GrpcStatus,
   type ServiceDefinition,
@@ -19,7 +20,8 @@ import { NotebookEngineProfileServiceService } from '../gen/ai/h2o/engine/v1/not
 import { NotebookEngineServiceService } from '../gen/ai/h2o/engine/v1/notebook_engine_service.pb.ts';
 import { ROUTES } from '../gen/routes.ts';
 import { fromJson, toJson } from '../json/canonical.ts';
-import type { Handlers } from '../rest/mux.ts';
+import { addIntrospection } from './introspection.ts';
+import type { Authenticate, CallHeaders, Handlers } from '../call/handler.ts';
 
 /** Every service of the API, as ts-proto generates their grpc-js definitions. */
 export const SERVICE_DEFINITIONS: readonly ServiceDefinition[] = [
@@ -48,11 +50,26 @@ export function toServiceError(error: unknown): Partial<ServiceError> {
   return { code, details: api.message, message: api.message };
 }
 
+/** The full name of a service, e.g. `ai.h2o.engine.v1.DAIEngineService`. */
+function serviceName(definition: ServiceDefinition): string {
+  const [method] = Object.values(definition);
+  return method === undefined ? '' : handlerKey(method.path).split('.').slice(0, -1).join('.');
+}
+
+/** Text metadata by name; binary (`-bin`) entries carry no credentials and are left out. */
+function headersOf(metadata: Metadata): CallHeaders {
+  const headers: Record<string, string> = {};
+  for (const [key, value] of Object.entries(metadata.getMap())) {
+    if (typeof value === 'string') headers[key] = value;
+  }
+  return headers;
+}
+
 /**
  * A grpc-js server whose every RPC calls the same handlers as the REST router. RPCs without a
  * handler answer UNIMPLEMENTED.
  */
-export function grpcServer(handlers: Handlers): Server {
+export function grpcServer(handlers: Handlers, authenticate: Authenticate): Server {
   const server = new Server();
   const responseTypes = new Map(ROUTES.map((r) => [`${r.service}.${r.rpc}`, r.responseType]));
   for (const definition of SERVICE_DEFINITIONS) {
@@ -60,15 +77,17 @@ export function grpcServer(handlers: Handlers): Server {
     for (const [method, attributes] of Object.entries(definition)) {
       const key = handlerKey(attributes.path);
       implementation[method] = (
-        call: { request: Record<string, unknown> },
+        call: { request: Record<string, unknown>; metadata: Metadata },
         callback: (error: Partial<ServiceError> | null, response?: object) => void,
       ) => {
         const handler = handlers[key];
-        const result = handler
-          ? handler(call.request)
-          : Promise.reject(
-              new ApiError(Code.UNIMPLEMENTED, `${key.split('.').pop() ?? key} is not implemented`),
-            );
+        const result = authenticate(headersOf(call.metadata)).then((caller) =>
+          handler
+            ? handler(call.request, { caller })
+            : Promise.reject(
+                new ApiError(Code.UNIMPLEMENTED, `${key.split('.').pop() ?? key} is not implemented`),
+              ),
+        );
         result.then(
           (response) => {
             // Handlers may leave fields unset, which the binary encoder cannot; the canonical
@@ -84,5 +103,6 @@ export function grpcServer(handlers: Handlers): Server {
     }
     server.addService(definition, implementation);
   }
+  addIntrospection(server, SERVICE_DEFINITIONS.map(serviceName));
   return server;
 }

@@ -139,7 +139,7 @@ describe('fromJson()', () => {
     [
       'a non-string map value',
       { annotations: { a: 1 } },
-      'daiEngine.annotations.a: expected a string, got 1',
+      'daiEngine.annotations["a"]: expected a string, got 1',
     ],
     ['a bad duration', { maxIdleDuration: '1h' }, 'daiEngine.maxIdleDuration: expected a duration'],
     ['a bad time', { createTime: '2023-02-16' }, 'daiEngine.createTime: expected an RFC 3339 time'],

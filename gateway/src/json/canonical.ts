@@ -183,7 +183,7 @@ function readField(field: FieldRow, value: Json, at: string): unknown {
     return Object.fromEntries(
       Object.entries(value).map(([k, v]) => [
         k,
-        readValue(field.value ?? 'string', field.type, v, `${at}.${k}`),
+        readValue(field.value ?? 'string', field.type, v, `${at}["${k}"]`),
       ]),
     );
   }

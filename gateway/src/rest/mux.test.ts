@@ -2,17 +2,23 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import express from 'express';
 import { DAIEngineProfile } from '../gen/ai/h2o/engine/v1/dai_engine_profile.pb.ts';
-import { restRouter, MAX_BODY_BYTES, type Handlers } from './mux.ts';
+import type { Authenticate, CallContext, Handlers } from '../call/handler.ts';
+import { unauthenticated } from '../errors/api-error.ts';
+import { restRouter, MAX_BODY_BYTES } from './mux.ts';
 
 const SVC = 'ai.h2o.engine.v1';
 const received: Record<string, unknown>[] = [];
+const callers: string[] = [];
 let server: Server;
 let base: string;
 
 /** Records each request and answers with a fixed response, so tests see what the mux built. */
-function recording(response: object): (request: Record<string, unknown>) => Promise<object> {
-  return (request) => {
+function recording(
+  response: object,
+): (request: Record<string, unknown>, context: CallContext) => Promise<object> {
+  return (request, context) => {
     received.push(request);
+    callers.push(context.caller.subject);
     return Promise.resolve(response);
   };
 }
@@ -38,9 +44,17 @@ const handlers: Handlers = {
   [`${SVC}.DAIEngineVersionService.GetDAIEngineVersion`]: () => Promise.reject(new Error('secret detail')),
 };
 
+/** `Bearer <subject>` names the caller; `Bearer invalid` is refused; no header is anonymous. */
+const authenticate: Authenticate = (headers) => {
+  const token = headers['authorization']?.replace(/^Bearer /, '') ?? 'users/anonymous';
+  return token === 'invalid'
+    ? Promise.reject(unauthenticated())
+    : Promise.resolve({ subject: token, displayName: token, roles: [] });
+};
+
 beforeAll(async () => {
   const app = express();
-  app.use('/', restRouter(handlers));
+  app.use('/', restRouter(handlers, authenticate));
   server = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -52,6 +66,7 @@ afterAll(async () => {
 
 beforeEach(() => {
   received.length = 0;
+  callers.length = 0;
 });
 
 async function call(
@@ -176,7 +191,7 @@ describe('restRouter()', () => {
       '{"cpu":"four"}',
       400,
       3,
-      'daiEngine.cpu',
+      'dai_engine.cpu',
     ],
     [
       'a bad boolean in the query',
@@ -194,7 +209,7 @@ describe('restRouter()', () => {
       undefined,
       400,
       3,
-      'pageSize',
+      'page_size',
     ],
     ['an unknown route', 'GET', '/v1/workspaces%2Fw/widgets', undefined, 404, 5, 'No route'],
     [
@@ -246,5 +261,25 @@ describe('restRouter()', () => {
     expect(response.status).toBe(500);
     expect(response.json).toMatchObject({ code: 13, message: 'Internal error' });
     expect(JSON.stringify(response.json)).not.toContain('secret');
+  });
+
+  test('hands every handler the caller that authentication established', async () => {
+    await call('GET', '/v1/workspaces/w/daiEngineProfiles/p1', undefined, {
+      Authorization: 'Bearer users/ada',
+    });
+    await call('GET', '/v1/workspaces/w/daiEngineProfiles/p1');
+    expect(callers).toEqual(['users/ada', 'users/anonymous']);
+  });
+
+  test('refuses bad credentials with 401 before routing, on known and unknown paths alike', async () => {
+    for (const path of ['/v1/workspaces/w/daiEngineProfiles/p1', '/v1/nothing/here']) {
+      const response = await call('GET', path, undefined, { Authorization: 'Bearer invalid' });
+      expect(response.status).toBe(401);
+      expect(response.json).toMatchObject({
+        code: 16,
+        message: 'The request does not carry valid credentials',
+      });
+    }
+    expect(received).toEqual([]);
   });
 });

@@ -1,16 +1,11 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import type { Authenticate, CallHeaders, Handlers } from '../call/handler.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { Code } from '../errors/code.ts';
 import { ROUTES, type Route } from '../gen/routes.ts';
 import { toJson, type Json } from '../json/canonical.ts';
 import { buildRequest } from './request.ts';
 import { matchPattern, parsePattern, splitPath, type PathPattern } from './pattern.ts';
-
-/** An RPC implementation: the request message in, the response message out. */
-export type Handler = (request: Record<string, unknown>) => Promise<object>;
-
-/** Implementations by `<service full name>.<rpc>`, e.g. `ai.h2o.engine.v1.DAIEngineService.GetDAIEngine`. */
-export type Handlers = Readonly<Record<string, Handler>>;
 
 /** Largest accepted request body. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -25,13 +20,13 @@ interface CompiledRoute {
  * same handlers as gRPC. Errors of any kind leave as a google.rpc.Status body with the HTTP
  * status of its code; routing failures too (404 NOT_FOUND, 405 UNIMPLEMENTED).
  */
-export function restRouter(handlers: Handlers): Router {
+export function restRouter(handlers: Handlers, authenticate: Authenticate): Router {
   const routes: CompiledRoute[] = ROUTES.map((route) => ({ route, pattern: parsePattern(route.path) }));
   const router = express.Router();
   // Clients send Content-Type: application/json even on POSTs without a body.
   router.use(express.json({ limit: MAX_BODY_BYTES, strict: false, type: () => true }));
   router.use((req, res, next) => {
-    serve(routes, handlers, req, res).catch(next);
+    serve({ routes, handlers, authenticate }, req, res).catch(next);
   });
   router.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
     writeError(res, bodyParserError(error) ?? ApiError.from(error));
@@ -39,12 +34,15 @@ export function restRouter(handlers: Handlers): Router {
   return router;
 }
 
-async function serve(
-  routes: CompiledRoute[],
-  handlers: Handlers,
-  req: Request,
-  res: Response,
-): Promise<void> {
+interface Mux {
+  routes: CompiledRoute[];
+  handlers: Handlers;
+  authenticate: Authenticate;
+}
+
+async function serve({ routes, handlers, authenticate }: Mux, req: Request, res: Response): Promise<void> {
+  // Who is calling is settled before anything about the routes is revealed or run.
+  const caller = await authenticate(headersOf(req));
   const url = new URL(req.originalUrl, 'http://localhost');
   const path = splitPath(url.pathname);
   if (path === undefined) throw new ApiError(Code.INVALID_ARGUMENT, 'The path is not valid percent-encoding');
@@ -72,8 +70,16 @@ async function serve(
     query: url.searchParams,
     body: emptyAsUndefined(body),
   });
-  const response = await handler(request);
+  const response = await handler(request, { caller });
   res.status(200).json(toJson(found.route.responseType, response));
+}
+
+function headersOf(req: Request): CallHeaders {
+  const headers: Record<string, string> = {};
+  for (const [key, value] of Object.entries(req.headers)) {
+    if (value !== undefined) headers[key] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return headers;
 }
 
 /** body-parser leaves `{}` for a request without a body. */

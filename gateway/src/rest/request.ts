@@ -35,9 +35,21 @@ export function buildRequest(input: {
     return fromJson(route.requestType, json);
   } catch (error: unknown) {
     if (error instanceof JsonFieldError)
-      throw invalidArgument(error.field, error.message.slice(error.field.length + 2));
+      throw invalidArgument(protoPath(error.field), error.message.slice(error.field.length + 2));
     throw error;
   }
+}
+
+/**
+ * A JSON field path as proto field names, as errors name fields (AIP-193):
+ * `daiEngineProfile.cpuConstraint.min` → `dai_engine_profile.cpu_constraint.min`; map keys in
+ * brackets stay as sent.
+ */
+export function protoPath(jsonPath: string): string {
+  return jsonPath.replace(
+    /(\["[^"]*"\])|[A-Z]/g,
+    (match: string, key: string | undefined) => key ?? `_${match.toLowerCase()}`,
+  );
 }
 
 function requireObject(body: Json | undefined): JsonObject {

@@ -1,0 +1,29 @@
+import { DEVELOPMENT_CALLER, type Caller } from '../auth/authorizer.ts';
+
+/** What a handler knows about the call besides its request message. */
+export interface CallContext {
+  /** The verified identity of whoever made the call. */
+  caller: Caller;
+}
+
+/** An RPC implementation: the request message in, the response message out. */
+export type Handler = (request: Record<string, unknown>, context: CallContext) => Promise<object>;
+
+/** Implementations by `<service full name>.<rpc>`, e.g. `ai.h2o.engine.v1.DAIEngineService.GetDAIEngine`. */
+export type Handlers = Readonly<Record<string, Handler>>;
+
+/**
+ * Request headers (REST) or metadata (gRPC) by lowercase name; the same names carry the same
+ * credentials on both, e.g. `authorization: Bearer …`.
+ */
+export type CallHeaders = Readonly<Record<string, string | undefined>>;
+
+/**
+ * Establishes who is calling, before any handler runs.
+ *
+ * @throws ApiError UNAUTHENTICATED when the credentials are missing or not valid
+ */
+export type Authenticate = (headers: CallHeaders) => Promise<Caller>;
+
+/** Every call acts as the development identity: local development without an identity provider. */
+export const developmentIdentity: Authenticate = () => Promise.resolve(DEVELOPMENT_CALLER);
