@@ -86,6 +86,8 @@ generate: node_modules/.package-lock.json ## Regenerate TypeScript, OpenAPI, RES
 	openapiv2=$$(bash test/cluster/build-binaries.sh openapiv2 | sed -n 's/^OPENAPIV2_BIN=//p'); \
 	  PATH="$$openapiv2:$$PATH" node_modules/.bin/buf generate
 	node_modules/.bin/buf build --as-file-descriptor-set -o .gen-deps/image.json
+	# The API's descriptors, for gRPC server reflection.
+	node_modules/.bin/buf build --as-file-descriptor-set --exclude-source-info -o gateway/src/gen/api.binpb
 	$(NODE) proto/tools/generate.ts .gen-deps/image.json
 
 .PHONY: check-generated
