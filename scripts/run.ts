@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { allowAll } from '../gateway/src/auth/authorizer.ts';
 import { startGateway } from '../gateway/src/gateway.ts';
-import { notebookEngineImageService } from '../gateway/src/services/notebook-engine-image-service.ts';
+import { apiHandlers } from '../gateway/src/services/api.ts';
 import { ResourceStore } from '../gateway/src/store/store.ts';
 import { startCluster } from '../test/cluster/cluster.ts';
 import { untilSignal } from '../test/cluster/cli.ts';
@@ -61,7 +61,7 @@ const gateway = await startGateway({
   host: process.env['AIEM_HOST'] ?? '127.0.0.1',
   restPort: port('AIEM_REST_PORT', 8080),
   grpcPort: port('AIEM_GRPC_PORT', 9090),
-  handlers: { ...notebookEngineImageService({ store, authorizer: allowAll }) },
+  handlers: apiHandlers({ store, authorizer: allowAll }),
   version,
 });
 mkdirSync(join(RUN, 'stack'), { recursive: true });

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { allowAll } from '../../gateway/src/auth/authorizer.ts';
 import { startGateway, type Gateway } from '../../gateway/src/gateway.ts';
-import { notebookEngineImageService } from '../../gateway/src/services/notebook-engine-image-service.ts';
+import { apiHandlers } from '../../gateway/src/services/api.ts';
 import { ResourceStore } from '../../gateway/src/store/store.ts';
 import { useCluster } from '../helpers/use-cluster.ts';
 
@@ -28,7 +28,7 @@ beforeAll(async () => {
     host: '127.0.0.1',
     restPort: 0,
     grpcPort: 0,
-    handlers: notebookEngineImageService({ store, authorizer: allowAll }),
+    handlers: apiHandlers({ store, authorizer: allowAll }),
     version: 'test',
   });
 });
@@ -38,12 +38,23 @@ afterAll(async () => {
 });
 
 describe.each(VERSIONS)('the h2o-engine-manager %s Python client, unmodified', (version) => {
-  test('creates, gets, lists, updates and deletes notebook engine images', async () => {
+  test.each([
+    [
+      'creates, gets, lists, updates and deletes notebook engine images',
+      'notebook_engine_images.py',
+      'images',
+    ],
+    [
+      'manages profiles of each kind, and DAI and H2O versions with their aliases',
+      'profiles_and_versions.py',
+      'admin',
+    ],
+  ])('%s', async (_what, script, workspace) => {
     const python = join(CACHE, `python-client-${version}`, 'bin', 'python');
     const { stdout } = await promisify(execFile)(python, [
-      join(HERE, 'notebook_engine_images.py'),
+      join(HERE, script),
       gateway.restUrl,
-      `compat-${version.replaceAll('.', '-')}`,
+      `${workspace}-${version.replaceAll('.', '-')}`,
     ]).catch((error: unknown) => {
       const out =
         typeof error === 'object' && error !== null && 'stdout' in error ? String(error.stdout) : '';

@@ -7,7 +7,7 @@ import {
   type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
 import { ApiError } from '../errors/api-error.ts';
-import { Code, codeName } from '../errors/code.ts';
+import { Code, codeName, HTTP_STATUS } from '../errors/code.ts';
 import { DAIEngineProfileServiceService } from '../gen/ai/h2o/engine/v1/dai_engine_profile_service.pb.ts';
 import { DAIEngineServiceService } from '../gen/ai/h2o/engine/v1/dai_engine_service.pb.ts';
 import { DAIEngineVersionServiceService } from '../gen/ai/h2o/engine/v1/dai_engine_version_service.pb.ts';
@@ -20,6 +20,7 @@ import { NotebookEngineProfileServiceService } from '../gen/ai/h2o/engine/v1/not
 import { NotebookEngineServiceService } from '../gen/ai/h2o/engine/v1/notebook_engine_service.pb.ts';
 import { ROUTES } from '../gen/routes.ts';
 import { fromJson, toJson } from '../json/canonical.ts';
+import { log } from '../log.ts';
 import { addIntrospection } from './introspection.ts';
 import type { Authenticate, CallHeaders, Handlers } from '../call/handler.ts';
 
@@ -45,6 +46,7 @@ export function handlerKey(path: string): string {
 /** An ApiError (or anything thrown) as the error a grpc-js callback takes. */
 export function toServiceError(error: unknown): Partial<ServiceError> {
   const api = ApiError.from(error);
+  if (HTTP_STATUS[api.code] >= 500) log.error({ err: api.cause ?? api, code: api.code }, api.message);
   // grpc-js numbers its status enum as gRPC does; look it up by name to stay type-safe.
   const code = GrpcStatus[codeName(api.code) as keyof typeof GrpcStatus];
   return { code, details: api.message, message: api.message };

@@ -4,6 +4,7 @@ import { ApiError } from '../errors/api-error.ts';
 import { Code } from '../errors/code.ts';
 import { ROUTES, type Route } from '../gen/routes.ts';
 import { toJson, type Json } from '../json/canonical.ts';
+import { log } from '../log.ts';
 import { buildRequest } from './request.ts';
 import { matchPattern, parsePattern, splitPath, type PathPattern } from './pattern.ts';
 
@@ -110,5 +111,7 @@ function bodyParserError(error: unknown): ApiError | undefined {
 }
 
 function writeError(res: Response, error: ApiError): void {
+  // Server-side failures are ours to investigate: keep their cause, which the client never sees.
+  if (error.httpStatus >= 500) log.error({ err: error.cause ?? error, code: error.code }, error.message);
   res.status(error.httpStatus).json(error.toStatus());
 }

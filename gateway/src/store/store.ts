@@ -1,3 +1,4 @@
+import { setTimeout } from 'node:timers/promises';
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import { ApiError, notFound } from '../errors/api-error.ts';
 import { Code } from '../errors/code.ts';
@@ -17,6 +18,10 @@ export interface Stored {
 }
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+/** Tries of a status write that the cluster did not answer, and the growing wait between them. */
+const STATUS_ATTEMPTS = 3;
+const STATUS_RETRY_MS = 200;
 
 /**
  * API resources as custom resources in one namespace. Reads go to the apiserver, so a read
@@ -97,19 +102,33 @@ export class ResourceStore {
     );
   }
 
+  /**
+   * Writes the status of an object whose spec was just written. A merge patch of the whole status
+   * is idempotent, so a write the cluster did not answer is retried a few times before the call
+   * fails: an update has no compensation, and a lost status write would leave stale audit fields.
+   */
   private async writeStatus(
     kind: ResourceKind,
     name: string,
     objectName: string,
     status: CustomResource['status'],
   ): Promise<Stored> {
-    const patched = await this.call(name, 'update', () =>
-      this.api.patchNamespacedCustomObjectStatus(
-        { ...this.target(kind), name: objectName, body: { status } },
-        mergePatch,
-      ),
-    );
-    return stored(kind, patched);
+    const write = (): Promise<CustomResource> =>
+      this.call(name, 'update', () =>
+        this.api.patchNamespacedCustomObjectStatus(
+          { ...this.target(kind), name: objectName, body: { status } },
+          mergePatch,
+        ),
+      );
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return stored(kind, await write());
+      } catch (error: unknown) {
+        const retryable = error instanceof ApiError && error.code === Code.UNAVAILABLE;
+        if (!retryable || attempt >= STATUS_ATTEMPTS) throw error;
+        await setTimeout(STATUS_RETRY_MS * attempt);
+      }
+    }
   }
 
   private target(kind: ResourceKind): { group: string; version: string; namespace: string; plural: string } {
@@ -122,12 +141,30 @@ export class ResourceStore {
     verb: 'create' | 'get' | 'list' | 'update' | 'delete',
     request: () => Promise<object>,
   ): Promise<CustomResource> {
-    try {
-      return (await request()) as CustomResource;
-    } catch (error: unknown) {
-      throw storeError(error, name, verb);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return (await request()) as CustomResource;
+      } catch (error: unknown) {
+        // 429 means the apiserver did not act (a new kind's storage starting, or priority and
+        // fairness shedding load): waiting as it asks and retrying is safe for every verb.
+        const wait = httpStatusOf(error) === 429 ? retryAfterMs(error) : undefined;
+        if (wait === undefined || attempt >= THROTTLED_ATTEMPTS) throw storeError(error, name, verb);
+        await setTimeout(wait);
+      }
     }
   }
+}
+
+/** Tries of a call that the apiserver answers with 429 Too Many Requests. */
+const THROTTLED_ATTEMPTS = 10;
+
+/** The Retry-After of a 429, at most 2 s; 250 ms when the answer names none. */
+function retryAfterMs(error: unknown): number {
+  const headers =
+    typeof error === 'object' && error !== null && 'headers' in error ? error.headers : undefined;
+  const value = (headers as Record<string, string> | undefined)?.['retry-after'];
+  const seconds = Number(value);
+  return value === undefined || !Number.isFinite(seconds) ? 250 : Math.min(seconds * 1000, 2000);
 }
 
 function stored(kind: ResourceKind, resource: CustomResource): Stored {

@@ -1,0 +1,140 @@
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  credentials,
+  makeGenericClientConstructor,
+  Metadata,
+  type Client,
+  type ServiceError,
+} from '@grpc/grpc-js';
+import { CoreV1Api } from '@kubernetes/client-node';
+import { allowAll, type Authorizer } from '../../gateway/src/auth/authorizer.ts';
+import type { Authenticate } from '../../gateway/src/call/handler.ts';
+import { startGateway, type Gateway } from '../../gateway/src/gateway.ts';
+import { SERVICE_DEFINITIONS } from '../../gateway/src/grpc/server.ts';
+import { apiHandlers } from '../../gateway/src/services/api.ts';
+import { ResourceStore } from '../../gateway/src/store/store.ts';
+import type { Cluster } from '../cluster/cluster.ts';
+import { useCluster } from './use-cluster.ts';
+
+const CRDS = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'crds');
+
+/** A REST answer: the HTTP status and the JSON body. */
+export interface RestResponse {
+  status: number;
+  json: Record<string, unknown>;
+}
+
+/** The gateway of a test file, on its own control plane, with ways to call it. */
+export interface ApiServer {
+  cluster: Cluster;
+  gateway: Gateway;
+  store: ResourceStore;
+  /** A REST call; `body` is sent as JSON when given. */
+  rest(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<RestResponse>;
+  /**
+   * A gRPC call of `Service.Method` (short service name, e.g. `DAIEngineProfileService.CreateDAIEngineProfile`),
+   * resolving to the response message or rejecting with the ServiceError.
+   */
+  grpc(rpc: string, request: object, metadata?: Metadata): Promise<Record<string, unknown>>;
+}
+
+/** Options of {@link useApiServer}. */
+export interface ApiServerOptions {
+  namespace: string;
+  authorizer?: Authorizer;
+  authenticate?: Authenticate;
+}
+
+/**
+ * Starts a control plane with the CRDs, and a gateway serving every implemented RPC, before the
+ * tests of the calling file; stops both after them.
+ */
+export function useApiServer(options: ApiServerOptions): () => ApiServer {
+  const cluster = useCluster();
+  let server: ApiServer | undefined;
+  const clients = new Map<string, Client>();
+
+  beforeAll(async () => {
+    await cluster().kubectl(['apply', '-f', CRDS]);
+    await cluster().kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
+    await cluster()
+      .kubeConfig.makeApiClient(CoreV1Api)
+      .createNamespace({ body: { metadata: { name: options.namespace } } });
+    const store = new ResourceStore(cluster().kubeConfig, options.namespace);
+    const gateway = await startGateway({
+      host: '127.0.0.1',
+      restPort: 0,
+      grpcPort: 0,
+      handlers: apiHandlers({ store, authorizer: options.authorizer ?? allowAll }),
+      ...(options.authenticate ? { authenticate: options.authenticate } : {}),
+      version: 'test',
+    });
+    server = {
+      cluster: cluster(),
+      gateway,
+      store,
+      rest: (method, path, body, headers) => rest(gateway.restUrl, { method, path, body, headers }),
+      grpc: (rpc, request, metadata) =>
+        grpc(clients, gateway.grpcAddress, { rpc, request, metadata: metadata ?? new Metadata() }),
+    };
+  });
+
+  afterAll(async () => {
+    for (const client of clients.values()) client.close();
+    await server?.gateway.stop();
+  });
+
+  return () => {
+    if (server === undefined) throw new Error('The API server is not running (did beforeAll fail?)');
+    return server;
+  };
+}
+
+async function rest(
+  base: string,
+  {
+    method,
+    path,
+    body,
+    headers = {},
+  }: { method: string; path: string; body?: unknown; headers?: Record<string, string> | undefined },
+): Promise<RestResponse> {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { 'Content-Type': 'application/json', ...headers },
+    body: body === undefined ? null : JSON.stringify(body),
+  });
+  return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+}
+
+type UnaryMethod = (
+  request: object,
+  metadata: Metadata,
+  callback: (error: ServiceError | null, response: Record<string, unknown>) => void,
+) => void;
+
+function grpc(
+  clients: Map<string, Client>,
+  address: string,
+  { rpc, request, metadata }: { rpc: string; request: object; metadata: Metadata },
+): Promise<Record<string, unknown>> {
+  const [serviceName = '', method = ''] = rpc.split('.');
+  const path = `/ai.h2o.engine.v1.${serviceName}/${method}`;
+  const definition = SERVICE_DEFINITIONS.find((d) => Object.values(d).some((m) => m.path === path));
+  const key = Object.entries(definition ?? {}).find(([, m]) => m.path === path)?.[0];
+  if (definition === undefined || key === undefined) throw new Error(`No RPC ${rpc}`);
+  let client = clients.get(serviceName);
+  if (client === undefined) {
+    const Constructor = makeGenericClientConstructor(definition, serviceName);
+    client = new Constructor(address, credentials.createInsecure());
+    clients.set(serviceName, client);
+  }
+  const call = (client as unknown as Record<string, UnaryMethod>)[key];
+  return new Promise((resolvePromise, reject) => {
+    call?.call(client, request, metadata, (error, response) => {
+      if (error) reject(error);
+      else resolvePromise(response);
+    });
+  });
+}
