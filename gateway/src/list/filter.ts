@@ -1,0 +1,399 @@
+/**
+ * AIP-160 list filters: a hand-written recursive-descent parser over the AIP-160 grammar, and a
+ * compiler that checks fields and value types against a schema and yields a predicate.
+ *
+ *   expression  = sequence { "AND" sequence }
+ *   sequence    = factor { factor }            (juxtaposition means AND)
+ *   factor      = term { "OR" term }           (OR binds tighter than AND)
+ *   term        = [ "NOT" | "-" ] simple
+ *   simple      = restriction | "(" expression ")"
+ *   restriction = member [ comparator arg ]
+ *   comparator  = "<=" | "<" | ">=" | ">" | "!=" | "=" | ":"
+ *
+ * Values may be quoted ("…" or '…') or bare; bare values may contain `. : - + *` so that
+ * versions, durations and timestamps need no quotes, as the Python client writes them.
+ */
+import { invalidArgument, type ApiError } from '../errors/api-error.ts';
+import { compareVersions } from '../versions/semver.ts';
+
+export type Comparator = '<=' | '<' | '>=' | '>' | '!=' | '=' | ':';
+
+/** The parsed filter. */
+export type FilterNode =
+  | { type: 'and' | 'or'; left: FilterNode; right: FilterNode }
+  | { type: 'not'; operand: FilterNode }
+  | { type: 'restriction'; field: string; at: number; comparator?: Comparator; value?: Value };
+
+interface Value {
+  text: string;
+  quoted: boolean;
+  at: number;
+}
+
+type TokenKind = 'text' | 'string' | 'comparator' | '(' | ')' | '-' | 'end';
+interface Token {
+  kind: TokenKind;
+  text: string;
+  at: number;
+}
+
+/** A filter that cannot be parsed or does not fit the schema; `at` is a 1-based column. */
+export class FilterError extends Error {
+  readonly at: number;
+  constructor(message: string, at: number) {
+    super(`${message} (at column ${at})`);
+    this.at = at;
+  }
+  toApiError(): ApiError {
+    return invalidArgument('filter', this.message);
+  }
+}
+
+const COMPARATORS = ['<=', '>=', '!=', '<', '>', '=', ':'] as const;
+/** Characters that end a bare value. */
+const BREAK = /[\s()=<>!"']/;
+
+function tokenize(source: string): Token[] {
+  const tokens: Token[] = [];
+  let i = 0;
+  while (i < source.length) {
+    const c = source.charAt(i);
+    if (/\s/.test(c)) {
+      i++;
+    } else if (c === '(' || c === ')') {
+      tokens.push({ kind: c, text: c, at: i + 1 });
+      i++;
+    } else if (c === '"' || c === "'") {
+      const end = source.indexOf(c, i + 1);
+      if (end < 0) throw new FilterError('unterminated string', i + 1);
+      tokens.push({ kind: 'string', text: source.slice(i + 1, end), at: i + 1 });
+      i = end + 1;
+    } else {
+      const comparator = COMPARATORS.find((op) => source.startsWith(op, i));
+      if (comparator !== undefined) {
+        tokens.push({ kind: 'comparator', text: comparator, at: i + 1 });
+        i += comparator.length;
+      } else if (c === '-' && (tokens.length === 0 || tokens.at(-1)?.kind !== 'comparator')) {
+        tokens.push({ kind: '-', text: c, at: i + 1 });
+        i++;
+      } else {
+        // A ':' ends a field name (`name:value`) but not a bare timestamp, which starts with a digit.
+        const isName = /[A-Za-z_]/.test(c);
+        let end = i;
+        while (
+          end < source.length &&
+          !BREAK.test(source.charAt(end)) &&
+          !(isName && source.charAt(end) === ':')
+        )
+          end++;
+        if (end === i) throw new FilterError(`unexpected "${c}"`, i + 1);
+        tokens.push({ kind: 'text', text: source.slice(i, end), at: i + 1 });
+        i = end;
+      }
+    }
+  }
+  tokens.push({ kind: 'end', text: '', at: source.length + 1 });
+  return tokens;
+}
+
+class Parser {
+  private readonly tokens: Token[];
+  private index = 0;
+
+  constructor(source: string) {
+    this.tokens = tokenize(source);
+  }
+
+  parse(): FilterNode | undefined {
+    if (this.peek().kind === 'end') return undefined;
+    const node = this.expression();
+    const rest = this.peek();
+    if (rest.kind !== 'end') throw new FilterError(`unexpected "${rest.text}"`, rest.at);
+    return node;
+  }
+
+  private peek(): Token {
+    return this.tokens[this.index] ?? { kind: 'end', text: '', at: 0 };
+  }
+
+  private next(): Token {
+    const token = this.peek();
+    this.index++;
+    return token;
+  }
+
+  private isKeyword(word: string): boolean {
+    const token = this.peek();
+    return token.kind === 'text' && token.text === word;
+  }
+
+  private expression(): FilterNode {
+    let node = this.sequence();
+    while (this.isKeyword('AND')) {
+      this.next();
+      node = { type: 'and', left: node, right: this.sequence() };
+    }
+    return node;
+  }
+
+  private sequence(): FilterNode {
+    let node = this.factor();
+    while (this.startsTerm()) node = { type: 'and', left: node, right: this.factor() };
+    return node;
+  }
+
+  private startsTerm(): boolean {
+    const token = this.peek();
+    if (token.kind === '(' || token.kind === '-' || token.kind === 'string') return true;
+    return token.kind === 'text' && token.text !== 'AND' && token.text !== 'OR';
+  }
+
+  private factor(): FilterNode {
+    let node = this.term();
+    while (this.isKeyword('OR')) {
+      this.next();
+      node = { type: 'or', left: node, right: this.term() };
+    }
+    return node;
+  }
+
+  private term(): FilterNode {
+    if (this.isKeyword('NOT') || this.peek().kind === '-') {
+      this.next();
+      return { type: 'not', operand: this.simple() };
+    }
+    return this.simple();
+  }
+
+  private simple(): FilterNode {
+    const token = this.next();
+    if (token.kind === '(') {
+      const node = this.expression();
+      const close = this.next();
+      if (close.kind !== ')') throw new FilterError('expected ")"', close.at);
+      return node;
+    }
+    if (token.kind !== 'text' || ['AND', 'OR', 'NOT'].includes(token.text)) {
+      throw new FilterError(
+        token.kind === 'end' ? 'the filter ends too early' : `expected a field, got "${token.text}"`,
+        token.at,
+      );
+    }
+    if (this.peek().kind !== 'comparator') return { type: 'restriction', field: token.text, at: token.at };
+    const comparator = this.next().text as Comparator;
+    const value = this.next();
+    if (value.kind !== 'text' && value.kind !== 'string') {
+      throw new FilterError(`expected a value after "${comparator}"`, value.at);
+    }
+    return {
+      type: 'restriction',
+      field: token.text,
+      at: token.at,
+      comparator,
+      value: { text: value.text, quoted: value.kind === 'string', at: value.at },
+    };
+  }
+}
+
+/** Parses an AIP-160 filter; `undefined` for an empty one. */
+export function parseFilter(source: string): FilterNode | undefined {
+  return new Parser(source).parse();
+}
+
+/** How a filterable field reads and compares. */
+export type FieldType = 'string' | 'int' | 'bool' | 'enum' | 'timestamp' | 'duration' | 'version';
+
+export interface FilterField<T> {
+  type: FieldType;
+  /** The field's value; `undefined` when unset (then only `!=` matches). */
+  get(item: T): string | number | bigint | boolean | Date | undefined;
+  /** Enum names, for `enum` fields. */
+  values?: readonly string[];
+}
+
+export type FilterSchema<T> = Readonly<Record<string, FilterField<T>>>;
+
+type Comparable = string | bigint | boolean | number;
+
+/** The value of a field as the comparable form of its type. */
+function normalize(type: FieldType, raw: string | number | bigint | boolean | Date): Comparable {
+  if (raw instanceof Date) return raw.getTime();
+  if (type === 'int') return BigInt(raw as string | number | bigint);
+  if (type === 'duration' && typeof raw === 'string') return durationNanos(raw) ?? raw;
+  return raw as Comparable;
+}
+
+function durationNanos(text: string): bigint | undefined {
+  const match = /^(-)?(\d+)(?:\.(\d{1,9}))?s$/.exec(text);
+  if (!match) return undefined;
+  const nanos = BigInt(match[2] ?? '0') * 1_000_000_000n + BigInt((match[3] ?? '').padEnd(9, '0'));
+  return match[1] ? -nanos : nanos;
+}
+
+/** A filter value as the comparable form of the field's type, or a FilterError. */
+function literal(field: string, spec: FilterField<unknown>, value: Value): Comparable {
+  const fail = (what: string): never => {
+    throw new FilterError(`${field} compares with ${what}, got "${value.text}"`, value.at);
+  };
+  const text = value.text;
+  switch (spec.type) {
+    case 'int':
+      return /^-?\d+$/.test(text) ? BigInt(text) : fail('an integer');
+    case 'bool':
+      return text === 'true' ? true : text === 'false' ? false : fail('true or false');
+    case 'enum':
+      return spec.values?.includes(text) ? text : fail(`one of ${(spec.values ?? []).join(', ')}`);
+    case 'timestamp': {
+      const ms = Date.parse(text);
+      return /^\d{4}-\d{2}-\d{2}T/.test(text) && !Number.isNaN(ms) ? ms : fail('an RFC 3339 timestamp');
+    }
+    case 'duration':
+      return durationNanos(text) ?? fail('a duration such as "3600s"');
+    case 'version':
+      return /^[0-9][0-9A-Za-z.+-]*$/.test(text) ? text : fail('a version such as 1.10.6');
+    case 'string':
+      return text;
+  }
+}
+
+function compare(type: FieldType, a: Comparable, b: Comparable): number {
+  if (type === 'version') return compareVersions(String(a), String(b));
+  if (typeof a === 'boolean' || typeof b === 'boolean') return a === b ? 0 : a ? 1 : -1;
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** String equality with a leading or trailing `*` as a wildcard. */
+function wildcardEquals(actual: string, pattern: string): boolean {
+  if (pattern.length > 1 && pattern.endsWith('*')) return actual.startsWith(pattern.slice(0, -1));
+  if (pattern.length > 1 && pattern.startsWith('*')) return actual.endsWith(pattern.slice(1));
+  return actual === pattern;
+}
+
+function test(op: Comparator, order: number): boolean {
+  switch (op) {
+    case '<':
+      return order < 0;
+    case '<=':
+      return order <= 0;
+    case '>':
+      return order > 0;
+    case '>=':
+      return order >= 0;
+    case '!=':
+      return order !== 0;
+    case '=':
+    case ':':
+      return order === 0;
+  }
+}
+
+type Predicate<T> = (item: T) => boolean;
+
+function compileRestriction<T>(
+  node: Extract<FilterNode, { type: 'restriction' }>,
+  schema: FilterSchema<T>,
+): Predicate<T> {
+  const spec = schema[node.field];
+  if (spec === undefined) {
+    throw new FilterError(
+      `unknown field "${node.field}"; filterable: ${Object.keys(schema).join(', ')}`,
+      node.at,
+    );
+  }
+  const { comparator, value } = node;
+  if (comparator === undefined || value === undefined) {
+    if (spec.type !== 'bool') throw new FilterError(`${node.field} needs a comparison`, node.at);
+    return (item) => spec.get(item) === true;
+  }
+  const expected = literal(node.field, spec, value);
+  const isPattern =
+    spec.type === 'string' && (comparator === '=' || comparator === '!=') && value.text.includes('*');
+  return (item) => {
+    const raw = spec.get(item);
+    if (raw === undefined) return comparator === '!=';
+    const actual = normalize(spec.type, raw);
+    if (isPattern) return wildcardEquals(String(actual), value.text) === (comparator === '=');
+    return test(comparator, compare(spec.type, actual, expected));
+  };
+}
+
+function compileNode<T>(node: FilterNode, schema: FilterSchema<T>): Predicate<T> {
+  switch (node.type) {
+    case 'and': {
+      const [l, r] = [compileNode(node.left, schema), compileNode(node.right, schema)];
+      return (item) => l(item) && r(item);
+    }
+    case 'or': {
+      const [l, r] = [compileNode(node.left, schema), compileNode(node.right, schema)];
+      return (item) => l(item) || r(item);
+    }
+    case 'not': {
+      const operand = compileNode(node.operand, schema);
+      return (item) => !operand(item);
+    }
+    case 'restriction':
+      return compileRestriction(node, schema);
+  }
+}
+
+/**
+ * A predicate for `filter` over items described by `schema`.
+ *
+ * @throws ApiError INVALID_ARGUMENT naming `filter`, with the column of the problem
+ */
+export function compileFilter<T>(filter: string, schema: FilterSchema<T>): Predicate<T> {
+  try {
+    const node = parseFilter(filter);
+    return node === undefined ? () => true : compileNode(node, schema);
+  } catch (error: unknown) {
+    if (error instanceof FilterError) throw error.toApiError();
+    throw error;
+  }
+}
+
+/**
+ * A comparator for an AIP-132 `order_by` ("field [desc], other"), falling back to `fallback`
+ * for ties so that pages are stable.
+ *
+ * @throws ApiError INVALID_ARGUMENT naming `order_by`
+ */
+export function compileOrder<T>(
+  orderBy: string,
+  schema: FilterSchema<T>,
+  fallback: (a: T, b: T) => number,
+): (a: T, b: T) => number {
+  const keys = orderBy
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '')
+    .map((part) => {
+      const [field = '', direction = 'asc', extra] = part.split(/\s+/);
+      const spec = schema[field];
+      if (spec === undefined || extra !== undefined || !['asc', 'desc'].includes(direction)) {
+        throw invalidArgument(
+          'order_by',
+          spec === undefined
+            ? `unknown field "${field}"; orderable: ${Object.keys(schema).join(', ')}`
+            : `"${part}" must be a field, optionally followed by "desc"`,
+        );
+      }
+      return { spec, sign: direction === 'desc' ? -1 : 1 };
+    });
+  return (a, b) => {
+    for (const { spec, sign } of keys) {
+      const order = compareValues(spec, spec.get(a), spec.get(b));
+      if (order !== 0) return sign * order;
+    }
+    return fallback(a, b);
+  };
+}
+
+/** Unset values sort first. */
+function compareValues<T>(
+  spec: FilterField<T>,
+  a: ReturnType<FilterField<T>['get']>,
+  b: ReturnType<FilterField<T>['get']>,
+): number {
+  if (a === undefined || b === undefined) return (a === undefined ? 0 : 1) - (b === undefined ? 0 : 1);
+  return compare(spec.type, normalize(spec.type, a), normalize(spec.type, b));
+}
