@@ -53,44 +53,52 @@ const COMPARATORS = ['<=', '>=', '!=', '<', '>', '=', ':'] as const;
 /** Characters that end a bare value. */
 const BREAK = /[\s()=<>!"']/;
 
+/** The token at `i` (not whitespace), and where the next one starts. */
+function readToken(source: string, i: number, previous: Token | undefined): { token: Token; next: number } {
+  const c = source.charAt(i);
+  const at = i + 1;
+  if (c === '(' || c === ')') return { token: { kind: c, text: c, at }, next: i + 1 };
+  if (c === '"' || c === "'") return readString(source, i);
+  const comparator = COMPARATORS.find((op) => source.startsWith(op, i));
+  if (comparator !== undefined) {
+    return { token: { kind: 'comparator', text: comparator, at }, next: i + comparator.length };
+  }
+  // A minus sign before a value is part of it (`cpu > -1`); elsewhere it negates.
+  if (c === '-' && previous?.kind !== 'comparator') return { token: { kind: '-', text: c, at }, next: i + 1 };
+  const end = bareEnd(source, i);
+  if (end === i) throw new FilterError(`unexpected "${c}"`, at);
+  return { token: { kind: 'text', text: source.slice(i, end), at }, next: end };
+}
+
+function readString(source: string, i: number): { token: Token; next: number } {
+  const end = source.indexOf(source.charAt(i), i + 1);
+  if (end < 0) throw new FilterError('unterminated string', i + 1);
+  return { token: { kind: 'string', text: source.slice(i + 1, end), at: i + 1 }, next: end + 1 };
+}
+
+/** The end of a bare word: a ':' ends a field name (`name:value`) but not a timestamp. */
+function bareEnd(source: string, start: number): number {
+  const isName = /[A-Za-z_]/.test(source.charAt(start));
+  let end = start;
+  while (end < source.length) {
+    const c = source.charAt(end);
+    if (BREAK.test(c) || (isName && c === ':')) break;
+    end++;
+  }
+  return end;
+}
+
 function tokenize(source: string): Token[] {
   const tokens: Token[] = [];
   let i = 0;
   while (i < source.length) {
-    const c = source.charAt(i);
-    if (/\s/.test(c)) {
+    if (/\s/.test(source.charAt(i))) {
       i++;
-    } else if (c === '(' || c === ')') {
-      tokens.push({ kind: c, text: c, at: i + 1 });
-      i++;
-    } else if (c === '"' || c === "'") {
-      const end = source.indexOf(c, i + 1);
-      if (end < 0) throw new FilterError('unterminated string', i + 1);
-      tokens.push({ kind: 'string', text: source.slice(i + 1, end), at: i + 1 });
-      i = end + 1;
-    } else {
-      const comparator = COMPARATORS.find((op) => source.startsWith(op, i));
-      if (comparator !== undefined) {
-        tokens.push({ kind: 'comparator', text: comparator, at: i + 1 });
-        i += comparator.length;
-      } else if (c === '-' && (tokens.length === 0 || tokens.at(-1)?.kind !== 'comparator')) {
-        tokens.push({ kind: '-', text: c, at: i + 1 });
-        i++;
-      } else {
-        // A ':' ends a field name (`name:value`) but not a bare timestamp, which starts with a digit.
-        const isName = /[A-Za-z_]/.test(c);
-        let end = i;
-        while (
-          end < source.length &&
-          !BREAK.test(source.charAt(end)) &&
-          !(isName && source.charAt(end) === ':')
-        )
-          end++;
-        if (end === i) throw new FilterError(`unexpected "${c}"`, i + 1);
-        tokens.push({ kind: 'text', text: source.slice(i, end), at: i + 1 });
-        i = end;
-      }
+      continue;
     }
+    const { token, next } = readToken(source, i, tokens.at(-1));
+    tokens.push(token);
+    i = next;
   }
   tokens.push({ kind: 'end', text: '', at: source.length + 1 });
   return tokens;
@@ -218,9 +226,9 @@ type Comparable = string | bigint | boolean | number;
 /** The value of a field as the comparable form of its type. */
 function normalize(type: FieldType, raw: string | number | bigint | boolean | Date): Comparable {
   if (raw instanceof Date) return raw.getTime();
-  if (type === 'int') return BigInt(raw as string | number | bigint);
+  if (type === 'int') return BigInt(raw);
   if (type === 'duration' && typeof raw === 'string') return durationNanos(raw) ?? raw;
-  return raw as Comparable;
+  return raw;
 }
 
 function durationNanos(text: string): bigint | undefined {
@@ -230,30 +238,33 @@ function durationNanos(text: string): bigint | undefined {
   return match[1] ? -nanos : nanos;
 }
 
+/** Reads a literal of each type; `undefined` when the text is not one. */
+const LITERALS: Record<FieldType, { expected: string; read: (text: string) => Comparable | undefined }> = {
+  int: { expected: 'an integer', read: (t) => (/^-?\d+$/.test(t) ? BigInt(t) : undefined) },
+  bool: { expected: 'true or false', read: (t) => (t === 'true' ? true : t === 'false' ? false : undefined) },
+  enum: { expected: 'an enum value', read: (t) => t },
+  timestamp: {
+    expected: 'an RFC 3339 timestamp',
+    read: (t) => (/^\d{4}-\d{2}-\d{2}T/.test(t) && !Number.isNaN(Date.parse(t)) ? Date.parse(t) : undefined),
+  },
+  duration: { expected: 'a duration such as "3600s"', read: durationNanos },
+  version: {
+    expected: 'a version such as 1.10.6',
+    read: (t) => (/^[0-9][0-9A-Za-z.+-]*$/.test(t) ? t : undefined),
+  },
+  string: { expected: 'a string', read: (t) => t },
+};
+
 /** A filter value as the comparable form of the field's type, or a FilterError. */
 function literal(field: string, spec: FilterField<unknown>, value: Value): Comparable {
-  const fail = (what: string): never => {
+  const { expected, read } = LITERALS[spec.type];
+  const known = spec.type !== 'enum' || (spec.values ?? []).includes(value.text);
+  const result = known ? read(value.text) : undefined;
+  if (result === undefined) {
+    const what = spec.type === 'enum' ? `one of ${(spec.values ?? []).join(', ')}` : expected;
     throw new FilterError(`${field} compares with ${what}, got "${value.text}"`, value.at);
-  };
-  const text = value.text;
-  switch (spec.type) {
-    case 'int':
-      return /^-?\d+$/.test(text) ? BigInt(text) : fail('an integer');
-    case 'bool':
-      return text === 'true' ? true : text === 'false' ? false : fail('true or false');
-    case 'enum':
-      return spec.values?.includes(text) ? text : fail(`one of ${(spec.values ?? []).join(', ')}`);
-    case 'timestamp': {
-      const ms = Date.parse(text);
-      return /^\d{4}-\d{2}-\d{2}T/.test(text) && !Number.isNaN(ms) ? ms : fail('an RFC 3339 timestamp');
-    }
-    case 'duration':
-      return durationNanos(text) ?? fail('a duration such as "3600s"');
-    case 'version':
-      return /^[0-9][0-9A-Za-z.+-]*$/.test(text) ? text : fail('a version such as 1.10.6');
-    case 'string':
-      return text;
   }
+  return result;
 }
 
 function compare(type: FieldType, a: Comparable, b: Comparable): number {
