@@ -1,49 +1,8 @@
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { CoreV1Api } from '@kubernetes/client-node';
-import { allowAll } from '../../gateway/src/auth/authorizer.ts';
-import { startGateway, type Gateway } from '../../gateway/src/gateway.ts';
-import { notebookEngineImageService } from '../../gateway/src/services/notebook-engine-image-service.ts';
-import { ResourceStore } from '../../gateway/src/store/store.ts';
-import { useCluster } from '../helpers/use-cluster.ts';
+import { status } from '@grpc/grpc-js';
+import { useApiServer } from '../helpers/api-server.ts';
 
-const CRDS = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'crds');
-const NAMESPACE = 'images-test';
-const cluster = useCluster();
-let gateway: Gateway;
-
-beforeAll(async () => {
-  await cluster().kubectl(['apply', '-f', CRDS]);
-  await cluster().kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
-  await cluster()
-    .kubeConfig.makeApiClient(CoreV1Api)
-    .createNamespace({ body: { metadata: { name: NAMESPACE } } });
-  const store = new ResourceStore(cluster().kubeConfig, NAMESPACE);
-  gateway = await startGateway({
-    host: '127.0.0.1',
-    restPort: 0,
-    grpcPort: 0,
-    handlers: notebookEngineImageService({ store, authorizer: allowAll }),
-    version: 'test',
-  });
-});
-
-afterAll(async () => {
-  await gateway.stop();
-});
-
-async function call(
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<{ status: number; json: Record<string, unknown> }> {
-  const res = await fetch(`${gateway.restUrl}${path}`, {
-    method,
-    headers: { 'Content-Type': 'application/json' },
-    body: body === undefined ? null : JSON.stringify(body),
-  });
-  return { status: res.status, json: (await res.json()) as Record<string, unknown> };
-}
+const api = useApiServer({ namespace: 'images-test' });
+const call = (method: string, path: string, body?: unknown) => api().rest(method, path, body);
 
 const IMAGE = {
   displayName: 'Jupyter',
@@ -194,5 +153,48 @@ describe('NotebookEngineImageService over REST', () => {
     );
     expect(again.status).toBe(409);
     expect(again.json).toMatchObject({ code: 6 });
+  });
+});
+
+describe('NotebookEngineImageService over gRPC', () => {
+  const rpc = (method: string, request: object) =>
+    api().grpc(`NotebookEngineImageService.${method}`, request);
+
+  test('serves create (with a generated id), get, list, update and delete', async () => {
+    const image = {
+      displayName: 'Lab',
+      image: 'lab:1',
+      enabled: true,
+      imagePullPolicy: 0,
+      imagePullSecrets: [],
+    };
+    const created = await rpc('CreateNotebookEngineImage', {
+      parent: 'workspaces/grpc',
+      notebookEngineImageId: '',
+      notebookEngineImage: image,
+    });
+    const name = (created['notebookEngineImage'] as { name: string }).name;
+    expect(name).toMatch(/^workspaces\/grpc\/notebookEngineImages\/image-[0-9a-f]{10}$/);
+    expect(await rpc('GetNotebookEngineImage', { name })).toEqual(created);
+    const list = await rpc('ListNotebookEngineImages', {
+      parent: 'workspaces/grpc',
+      pageSize: 0,
+      pageToken: '',
+    });
+    expect(list).toEqual({ notebookEngineImages: [created['notebookEngineImage']], nextPageToken: '' });
+    const updated = await rpc('UpdateNotebookEngineImage', {
+      notebookEngineImage: { ...image, name, enabled: false },
+      updateMask: ['enabled'],
+    });
+    expect(updated['notebookEngineImage']).toMatchObject({ enabled: false, displayName: 'Lab' });
+    expect(await rpc('DeleteNotebookEngineImage', { name })).toEqual({});
+    await expect(rpc('GetNotebookEngineImage', { name })).rejects.toMatchObject({ code: status.NOT_FOUND });
+    await expect(
+      rpc('CreateNotebookEngineImage', {
+        parent: 'workspaces/grpc',
+        notebookEngineImageId: 'x',
+        notebookEngineImage: { ...image, image: '' },
+      }),
+    ).rejects.toMatchObject({ code: status.INVALID_ARGUMENT });
   });
 });
