@@ -4,6 +4,9 @@
  * instead of rewriting them to `.js`.
  * @type {import('jest').Config}
  */
+// Tests provoke server faults on purpose; their log lines would bury the test report.
+process.env['AIEM_LOG_LEVEL'] ??= 'silent';
+
 export default {
   testEnvironment: '<rootDir>/test/helpers/environment.js',
   extensionsToTreatAsEsm: ['.ts'],

@@ -43,6 +43,11 @@ export class ApiError extends Error {
     return HTTP_STATUS[this.code];
   }
 
+  /** Whether the server, not the caller, is at fault: worth a log line with the cause. */
+  get isServerFault(): boolean {
+    return [Code.INTERNAL, Code.UNKNOWN, Code.UNAVAILABLE, Code.DATA_LOSS].includes(this.code);
+  }
+
   /** This error as a google.rpc.Status JSON body. */
   toStatus(): StatusJson {
     const details: Record<string, unknown>[] = [

@@ -7,7 +7,7 @@ import {
   type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
 import { ApiError } from '../errors/api-error.ts';
-import { Code, codeName, HTTP_STATUS } from '../errors/code.ts';
+import { Code, codeName } from '../errors/code.ts';
 import { DAIEngineProfileServiceService } from '../gen/ai/h2o/engine/v1/dai_engine_profile_service.pb.ts';
 import { DAIEngineServiceService } from '../gen/ai/h2o/engine/v1/dai_engine_service.pb.ts';
 import { DAIEngineVersionServiceService } from '../gen/ai/h2o/engine/v1/dai_engine_version_service.pb.ts';
@@ -22,6 +22,7 @@ import { ROUTES } from '../gen/routes.ts';
 import { fromJson, toJson } from '../json/canonical.ts';
 import { log } from '../log.ts';
 import { addIntrospection } from './introspection.ts';
+import { statusDetailsBin } from './status-details.ts';
 import type { Authenticate, CallHeaders, Handlers } from '../call/handler.ts';
 
 /** Every service of the API, as ts-proto generates their grpc-js definitions. */
@@ -46,10 +47,12 @@ export function handlerKey(path: string): string {
 /** An ApiError (or anything thrown) as the error a grpc-js callback takes. */
 export function toServiceError(error: unknown): Partial<ServiceError> {
   const api = ApiError.from(error);
-  if (HTTP_STATUS[api.code] >= 500) log.error({ err: api.cause ?? api, code: api.code }, api.message);
+  if (api.isServerFault) log.error({ err: api.cause ?? api, code: api.code }, api.message);
   // grpc-js numbers its status enum as gRPC does; look it up by name to stay type-safe.
   const code = GrpcStatus[codeName(api.code) as keyof typeof GrpcStatus];
-  return { code, details: api.message, message: api.message };
+  const metadata = new Metadata();
+  metadata.set('grpc-status-details-bin', statusDetailsBin(api));
+  return { code, details: api.message, message: api.message, metadata };
 }
 
 /** The full name of a service, e.g. `ai.h2o.engine.v1.DAIEngineService`. */

@@ -112,6 +112,6 @@ function bodyParserError(error: unknown): ApiError | undefined {
 
 function writeError(res: Response, error: ApiError): void {
   // Server-side failures are ours to investigate: keep their cause, which the client never sees.
-  if (error.httpStatus >= 500) log.error({ err: error.cause ?? error, code: error.code }, error.message);
+  if (error.isServerFault) log.error({ err: error.cause ?? error, code: error.code }, error.message);
   res.status(error.httpStatus).json(error.toStatus());
 }
