@@ -45,7 +45,8 @@ export class ApiError extends Error {
 
   /** Whether the server, not the caller, is at fault: worth a log line with the cause. */
   get isServerFault(): boolean {
-    return [Code.INTERNAL, Code.UNKNOWN, Code.UNAVAILABLE, Code.DATA_LOSS].includes(this.code);
+    const faults: readonly Code[] = [Code.INTERNAL, Code.UNKNOWN, Code.UNAVAILABLE, Code.DATA_LOSS];
+    return faults.includes(this.code);
   }
 
   /** This error as a google.rpc.Status JSON body. */
