@@ -42,3 +42,13 @@ export const RESOURCE_KINDS = {
 
 /** API fields that a custom resource keeps in its metadata rather than in spec or status. */
 export const FROM_METADATA: ReadonlySet<string> = new Set(['name', 'uid', 'create_time', 'delete_time']);
+
+/**
+ * What the API records in an engine's spec for the operator to act on, beside the API message's
+ * own fields: the wanted lifecycle, which the state (reported in status) follows.
+ */
+export const ENGINE_INTENT: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  DAIEngine: { paused: 'The engine is wanted paused: its pods stopped, its storage kept.' },
+  NotebookEngine: { paused: 'The engine is wanted paused: its pods stopped, its storage kept.' },
+  H2OEngine: { terminated: 'The engine is wanted terminated: its pods stopped for good.' },
+};

@@ -1,5 +1,6 @@
 import type { Api, Field, Message } from './descriptor.ts';
 import { FIELD_SCHEMAS } from '../../shared/rules.ts';
+import { ENGINE_INTENT } from '../../shared/resources.ts';
 
 export { CATEGORY, GROUP, ID_LABEL, VERSION, WORKSPACE_LABEL } from '../../shared/resources.ts';
 import {
@@ -87,6 +88,15 @@ const INT64 = new Set(['TYPE_INT64', 'TYPE_UINT64', 'TYPE_SINT64', 'TYPE_FIXED64
 const INT32 = new Set(['TYPE_INT32', 'TYPE_UINT32', 'TYPE_SINT32', 'TYPE_FIXED32', 'TYPE_SFIXED32']);
 
 /** The CustomResourceDefinition of one kind. */
+/** The spec schema with the kind's intent fields (ENGINE_INTENT), which the API sets for the operator. */
+function withIntent(schema: Schema, kind: string): Schema {
+  const intent = ENGINE_INTENT[kind];
+  if (intent === undefined) return schema;
+  const properties = { ...(schema['properties'] as Record<string, Schema>) };
+  for (const [field, description] of Object.entries(intent)) properties[field] = { type: 'boolean', description };
+  return { ...schema, properties };
+}
+
 export function crdFor(api: Api, spec: KindSpec): Schema {
   const message = lookup(api, spec.message);
   const plural = `${spec.kind.toLowerCase()}s`;
@@ -100,7 +110,10 @@ export function crdFor(api: Api, spec: KindSpec): Schema {
       apiVersion: { type: 'string' },
       kind: { type: 'string' },
       metadata: { type: 'object' },
-      spec: { ...objectSchema(api, specFields, true), description: 'What the owner of this resource sets.' },
+      spec: withIntent(
+        { ...objectSchema(api, specFields, true), description: 'What the owner of this resource sets.' },
+        spec.kind,
+      ),
       status: {
         ...objectSchema(api, statusFields, false),
         description: 'What the service reports; written only through the status subresource.',

@@ -85,6 +85,7 @@ describe('compileFilter()', () => {
     ['', ['a', 'b', 'c']],
     ['state = STATE_RUNNING', ['a', 'c']],
     ['state != STATE_RUNNING', ['b']],
+    ['state == STATE_PAUSED', ['b']],
     ['cpu > 1', ['b', 'c']],
     ['cpu >= 4 AND cpu <= 4', ['b']],
     ['memory_bytes < 10000000000', ['a']],

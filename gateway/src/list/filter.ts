@@ -8,7 +8,7 @@
  *   term        = [ "NOT" | "-" ] simple
  *   simple      = restriction | "(" expression ")"
  *   restriction = member [ comparator arg ]
- *   comparator  = "<=" | "<" | ">=" | ">" | "!=" | "=" | ":"
+ *   comparator  = "<=" | "<" | ">=" | ">" | "!=" | "=" | "==" | ":"
  *
  * Values may be quoted ("…" or '…') or bare; bare values may contain `. : - + *` so that
  * versions, durations and timestamps need no quotes, as the Python client writes them.
@@ -49,7 +49,7 @@ export class FilterError extends Error {
   }
 }
 
-const COMPARATORS = ['<=', '>=', '!=', '<', '>', '=', ':'] as const;
+const COMPARATORS = ['<=', '>=', '!=', '==', '<', '>', '=', ':'] as const;
 /** Characters that end a bare value. */
 const BREAK = /[\s()=<>!"']/;
 
@@ -60,9 +60,12 @@ function readToken(source: string, i: number, previous: Token | undefined): { to
   if (c === '(' || c === ')') return { token: { kind: c, text: c, at }, next: i + 1 };
   if (c === '"' || c === "'") return readString(source, i);
   const comparator = COMPARATORS.find((op) => source.startsWith(op, i));
-  if (comparator !== undefined) {
-    return { token: { kind: 'comparator', text: comparator, at }, next: i + comparator.length };
-  }
+  // `==` is accepted as a spelling of `=`.
+  if (comparator !== undefined)
+    return {
+      token: { kind: 'comparator', text: comparator.replace('==', '='), at },
+      next: i + comparator.length,
+    };
   // A minus sign before a value is part of it (`cpu > -1`); elsewhere it negates.
   if (c === '-' && previous?.kind !== 'comparator') return { token: { kind: '-', text: c, at }, next: i + 1 };
   const end = bareEnd(source, i);

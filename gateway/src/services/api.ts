@@ -5,12 +5,22 @@ import {
   h2oEngineProfileService,
   notebookEngineProfileService,
 } from './profile-service.ts';
-import type { ServiceDeps } from './resource-service.ts';
+import {
+  daiEngineService,
+  h2oEngineService,
+  notebookEngineService,
+  type EngineServiceDeps,
+} from './engine-kinds.ts';
+import { engineService } from './generic-engine-service.ts';
 import { daiEngineVersionService, h2oEngineVersionService } from './version-service.ts';
 
-/** Every implemented RPC of the API; the others answer UNIMPLEMENTED. */
-export function apiHandlers(deps: ServiceDeps): Handlers {
+/** Every RPC of the API. */
+export function apiHandlers(deps: EngineServiceDeps): Handlers {
   return {
+    ...daiEngineService(deps),
+    ...h2oEngineService(deps),
+    ...notebookEngineService(deps),
+    ...engineService(deps),
     ...daiEngineProfileService(deps),
     ...h2oEngineProfileService(deps),
     ...notebookEngineProfileService(deps),

@@ -1,8 +1,9 @@
 import { RESOURCE_KINDS, type ResourceKind } from '../../../shared/resources.ts';
 import type { CallContext, Handlers } from '../call/handler.ts';
 import { invalidFields, notFound } from '../errors/api-error.ts';
+import { getByNameOrAlias } from './references.ts';
 import { KeyedLock } from '../store/keyed-lock.ts';
-import { aliasProblems, parseName, VERSION_ID, versionIdProblem } from '../validation/names.ts';
+import { aliasProblems, versionIdProblem } from '../validation/names.ts';
 import type { MaskedResource } from '../validation/update-mask.ts';
 import { compareVersions } from '../versions/semver.ts';
 import { checkImageReference } from './notebook-engine-image-service.ts';
@@ -60,13 +61,8 @@ function versionService(deps: ServiceDeps, kind: ResourceKind, mask: MaskedResou
 
   /** The version of `name`, whose id may be an alias, e.g. `workspaces/global/daiEngineVersions/latest`. */
   async function resolve(name: string): Promise<{ message: Version; resourceVersion: string }> {
-    const parsed = parseName(name, kind.collection);
-    if (parsed === undefined || VERSION_ID.test(parsed.id)) return service.get(name);
-    const holder = (await service.allStored(parsed.workspace)).find((v) =>
-      v.message.aliases.includes(parsed.id),
-    );
-    if (holder === undefined) throw notFound(name);
-    return holder;
+    const found = await getByNameOrAlias(deps.store, kind, name);
+    return { message: found.message as unknown as Version, resourceVersion: found.resourceVersion };
   }
 
   /** Gives `target` exactly `aliases`, taking them from the versions of its workspace that hold them. */

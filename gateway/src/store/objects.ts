@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import {
   API_VERSION,
+  ENGINE_INTENT,
   FROM_METADATA,
   ID_LABEL,
   WORKSPACE_LABEL,
@@ -64,6 +65,7 @@ export function toCustomResource(
   kind: ResourceKind,
   message: { name: string },
   namespace: string,
+  intent: Intent = {},
 ): CustomResource {
   const { workspace, id } = splitName(kind, message.name);
   const json = toJson(kind.message, message);
@@ -74,6 +76,7 @@ export function toCustomResource(
     if (value === undefined || METADATA_JSON.has(field.json)) continue;
     (field.output ? status : spec)[field.json] = value;
   }
+  for (const key of Object.keys(ENGINE_INTENT[kind.kind] ?? {})) spec[key] = intent[key] === true;
   return {
     apiVersion: API_VERSION,
     kind: kind.kind,
@@ -85,6 +88,16 @@ export function toCustomResource(
     spec,
     status,
   };
+}
+
+/** An engine's wanted lifecycle, kept in its spec beside the API fields (see ENGINE_INTENT). */
+export type Intent = Readonly<Record<string, boolean>>;
+
+/** The intent fields of a custom resource; unset ones are false. */
+export function intentOf(kind: ResourceKind, resource: CustomResource): Intent {
+  return Object.fromEntries(
+    Object.keys(ENGINE_INTENT[kind.kind] ?? {}).map((key) => [key, resource.spec[key] === true]),
+  );
 }
 
 /** The API message of a custom resource. @throws TypeError when its labels do not name it */

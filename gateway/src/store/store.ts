@@ -5,16 +5,32 @@ import { Code } from '../errors/code.ts';
 import { GROUP, VERSION, WORKSPACE_LABEL, type ResourceKind } from '../../../shared/resources.ts';
 import {
   fromCustomResource,
+  intentOf,
   objectName,
   splitName,
   toCustomResource,
   type CustomResource,
+  type Intent,
 } from './objects.ts';
 
 /** An API message as stored, with the resourceVersion that guards its next update. */
 export interface Stored {
   message: Record<string, unknown>;
   resourceVersion: string;
+  /** An engine's wanted lifecycle; empty for other kinds. */
+  intent: Intent;
+}
+
+/** How a write treats what is not in the API message. */
+export interface WriteOptions {
+  /** An engine's wanted lifecycle, written to its spec. */
+  intent?: Intent;
+  /**
+   * The status fields (JSON names) this write sets, when not all: status fields that the
+   * operator reports (state, urls, disk sizes…) must not be overwritten with what the gateway
+   * read earlier.
+   */
+  statusFields?: readonly string[];
 }
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
@@ -39,8 +55,8 @@ export class ResourceStore {
   }
 
   /** Creates the resource; ALREADY_EXISTS when its name is taken. */
-  async create(kind: ResourceKind, message: { name: string }): Promise<Stored> {
-    const resource = toCustomResource(kind, message, this.namespace);
+  async create(kind: ResourceKind, message: { name: string }, options: WriteOptions = {}): Promise<Stored> {
+    const resource = toCustomResource(kind, message, this.namespace, options.intent);
     const created = await this.call(message.name, 'create', () =>
       this.api.createNamespacedCustomObject({ ...this.target(kind), body: resource }),
     );
@@ -65,20 +81,25 @@ export class ResourceStore {
     return stored(kind, resource);
   }
 
-  /** Every resource of `kind` in a workspace. */
+  /** Every resource of `kind` in a workspace, or in all workspaces for `-`. */
   async list(kind: ResourceKind, workspace: string): Promise<Stored[]> {
     const list = (await this.call(`workspaces/${workspace}`, 'list', () =>
       this.api.listNamespacedCustomObject({
         ...this.target(kind),
-        labelSelector: `${WORKSPACE_LABEL}=${workspace}`,
+        labelSelector: workspace === '-' ? WORKSPACE_LABEL : `${WORKSPACE_LABEL}=${workspace}`,
       }),
     )) as unknown as { items: CustomResource[] };
     return list.items.map((item) => stored(kind, item));
   }
 
   /** Replaces the resource if it is still at `resourceVersion`; ABORTED otherwise. */
-  async update(kind: ResourceKind, message: { name: string }, resourceVersion: string): Promise<Stored> {
-    const resource = toCustomResource(kind, message, this.namespace);
+  async update(
+    kind: ResourceKind,
+    message: { name: string },
+    resourceVersion: string,
+    options: WriteOptions = {},
+  ): Promise<Stored> {
+    const resource = toCustomResource(kind, message, this.namespace, options.intent);
     resource.metadata.resourceVersion = resourceVersion;
     const replaced = await this.call(message.name, 'update', () =>
       this.api.replaceNamespacedCustomObject({
@@ -87,7 +108,12 @@ export class ResourceStore {
         body: resource,
       }),
     );
-    return this.writeStatus(kind, message.name, replaced.metadata.name, resource.status);
+    return this.writeStatus(
+      kind,
+      message.name,
+      replaced.metadata.name,
+      only(resource.status, options.statusFields),
+    );
   }
 
   /** Deletes the resource, if given only while it is at `resourceVersion`; NOT_FOUND when gone. */
@@ -171,7 +197,20 @@ function stored(kind: ResourceKind, resource: CustomResource): Stored {
   return {
     message: fromCustomResource(kind, resource),
     resourceVersion: resource.metadata.resourceVersion ?? '',
+    intent: intentOf(kind, resource),
   };
+}
+
+/**
+ * The listed fields of a status, or all of them. A listed field that is unset becomes `null`,
+ * which a merge patch reads as "remove".
+ */
+function only(
+  status: CustomResource['status'],
+  fields: readonly string[] | undefined,
+): CustomResource['status'] {
+  if (fields === undefined || status === undefined) return status;
+  return Object.fromEntries(fields.map((field) => [field, status[field] ?? null]));
 }
 
 /** The HTTP status of a failed apiserver call, or `undefined` when no answer came. */

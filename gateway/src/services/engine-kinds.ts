@@ -1,0 +1,261 @@
+/** DAIEngineService, H2OEngineService and NotebookEngineService on the shared engine machinery. */
+import { withoutReservedKeys } from '../../../shared/dai-config.ts';
+import { RESOURCE_KINDS } from '../../../shared/resources.ts';
+import type { CallContext, Handler, Handlers } from '../call/handler.ts';
+import { ApiError, invalidArgument, type FieldViolation } from '../errors/api-error.ts';
+import { Code } from '../errors/code.ts';
+import { DAIEngine_State } from '../gen/ai/h2o/engine/v1/dai_engine.pb.ts';
+import { DAIEngineProfile_ConfigEditability } from '../gen/ai/h2o/engine/v1/dai_engine_profile.pb.ts';
+import { H2OEngine_State } from '../gen/ai/h2o/engine/v1/h2o_engine.pb.ts';
+import { NotebookEngine_State } from '../gen/ai/h2o/engine/v1/notebook_engine.pb.ts';
+import { checkChangeable, checkResize } from '../engines/lifecycle.ts';
+import { daiListSchemas, h2oListSchemas } from '../engines/list-fields.ts';
+import { compressedDatasetMemory, rawDatasetMemory, sizeFor, type SizeLimits } from '../engines/sizing.ts';
+import { compareVersions } from '../versions/semver.ts';
+import { engineHandlers, EngineStore, type Engine } from './engine-service.ts';
+import { resolveReference } from './references.ts';
+import type { ServiceDeps } from './resource-service.ts';
+
+/** Engines may be reached at this base URL (the platform's public address). */
+export interface EngineServiceDeps extends ServiceDeps {
+  publicUrl?: string;
+}
+
+/** Keeps the DAI configuration the profile allows, without the keys the service sets itself. */
+function shapeDaiConfig(
+  engine: Engine,
+  profile: Record<string, unknown>,
+  prefix: string,
+): { engine: Engine; violations: FieldViolation[] } {
+  const config = withoutReservedKeys((engine['config'] as Record<string, string> | undefined) ?? {});
+  const editability = profile['configEditability'];
+  const base = (profile['baseConfiguration'] as Record<string, string> | undefined) ?? {};
+  const keys = Object.keys(config);
+  const violations: FieldViolation[] = [];
+  if (editability === DAIEngineProfile_ConfigEditability.CONFIG_EDITABILITY_DISABLED && keys.length > 0) {
+    violations.push({
+      field: `${prefix}.config`,
+      description: 'the profile does not allow engine configuration',
+    });
+  }
+  if (editability === DAIEngineProfile_ConfigEditability.CONFIG_EDITABILITY_BASE_CONFIG_ONLY) {
+    for (const key of keys.filter((k) => !(k in base))) {
+      violations.push({
+        field: `${prefix}.config["${key}"]`,
+        description: 'the profile allows only keys of its base configuration',
+      });
+    }
+  }
+  return { engine: { ...engine, config }, violations };
+}
+
+/** The engine's new storage size, checked against its state and its profile's storage maximum. */
+async function resized(
+  store: EngineStore,
+  request: Record<string, unknown>,
+  field: string,
+): Promise<{ engine: Engine; rv: string; intent: Record<string, boolean> }> {
+  const name = request[field] as string;
+  const newBytes = request['newStorageBytes'] as string;
+  if (newBytes === '0') throw invalidArgument('new_storage_bytes', 'is required');
+  const current = await store.get(name);
+  const engine = current.engine;
+  checkResize(
+    BigInt(engine.storageBytes ?? '0'),
+    BigInt(newBytes),
+    engine['storageResizing'] === true,
+    store.stateName(engine),
+  );
+  const max = (engine['profileInfo'] as { storageBytesConstraint?: { max?: string } } | undefined)
+    ?.storageBytesConstraint?.max;
+  if (max !== undefined && BigInt(newBytes) > BigInt(max))
+    throw invalidArgument('new_storage_bytes', `must be at most ${max} (the profile's limit)`);
+  return {
+    engine: { ...engine, storageBytes: newBytes },
+    rv: current.resourceVersion,
+    intent: current.intent,
+  };
+}
+
+function resizeHandler(store: EngineStore, nameField: string): Handler {
+  return async (request, context) => {
+    await store.authorize(
+      context,
+      'RESIZE_STORAGE',
+      store.workspaceOf(request[nameField] as string, nameField),
+    );
+    const { engine, rv, intent } = await resized(store, request, nameField);
+    return { [store.names.field]: await store.save(engine, rv, intent) };
+  };
+}
+
+/** An upgrade moves a paused engine to a newer version of the same workspace or global. */
+function upgradeHandler(store: EngineStore): Handler {
+  return async (request, context) => {
+    const name = request['daiEngine'] as string;
+    const workspace = store.workspaceOf(name, 'dai_engine');
+    await store.authorize(context, 'UPGRADE_DAI_ENGINE_VERSION', workspace);
+    const current = await store.get(name);
+    checkChangeable('upgrade', store.stateName(current.engine));
+    const version = await resolveReference(store.deps.store, RESOURCE_KINDS.DAIEngineVersion, {
+      name: request['newDaiEngineVersion'] as string,
+      field: 'new_dai_engine_version',
+      engineWorkspace: workspace,
+    });
+    const id = (n: unknown): string => String(n).slice(String(n).lastIndexOf('/') + 1);
+    const from = id(current.engine['daiEngineVersion']);
+    const to = id(version.message['name']);
+    if (compareVersions(to, from) <= 0)
+      throw invalidArgument(
+        'new_dai_engine_version',
+        `must be newer than the engine's version ${from}, got ${to}`,
+      );
+    if (store.stateName(current.engine) !== 'STATE_PAUSED' && !current.intent['paused']) {
+      throw new ApiError(
+        Code.FAILED_PRECONDITION,
+        `Pause the engine before upgrading it (it is ${store.stateName(current.engine)})`,
+        {
+          reason: 'INVALID_STATE',
+        },
+      );
+    }
+    const engine = {
+      ...current.engine,
+      daiEngineVersion: version.message['name'],
+      daiEngineVersionInfo: version.message,
+    };
+    return { daiEngine: await store.save(engine, current.resourceVersion, current.intent) };
+  };
+}
+
+function migrateCreatorHandler(store: EngineStore): Handler {
+  return async (request, context) => {
+    const name = request['daiEngine'] as string;
+    await store.authorize(context, 'MIGRATE_CREATOR', store.workspaceOf(name, 'dai_engine'));
+    const newCreator = request['newCreator'] as string;
+    if (!/^users\/[^/]+$/.test(newCreator))
+      throw invalidArgument('new_creator', `"${newCreator}" is not a user name such as "users/123"`);
+    const current = await store.get(name);
+    const engine = { ...current.engine, creator: newCreator, creatorDisplayName: '' };
+    return { daiEngine: await store.save(engine, current.resourceVersion, current.intent) };
+  };
+}
+
+/**
+ * Logs of an engine's pods. The engine's workloads are the operator's; until it reports pods,
+ * there is nothing to download and the answer is an empty text body.
+ */
+function downloadLogsHandler(store: EngineStore, nameField: string): Handler {
+  return async (request, context) => {
+    const name = request[nameField] as string;
+    await store.authorize(context, 'DOWNLOAD_LOGS', store.workspaceOf(name, nameField));
+    await store.get(name);
+    return { logs: { contentType: 'text/plain', data: new Uint8Array(), extensions: [] } };
+  };
+}
+
+/** DAIEngineService. */
+export function daiEngineService(deps: EngineServiceDeps): Handlers {
+  const store = new EngineStore(
+    deps,
+    {
+      kind: RESOURCE_KINDS.DAIEngine,
+      mask: 'daiEngine',
+      profileKind: RESOURCE_KINDS.DAIEngineProfile,
+      versionField: 'daiEngineVersion',
+      versionKind: RESOURCE_KINDS.DAIEngineVersion,
+      profileInfoField: 'profileInfo',
+      versionInfoField: 'daiEngineVersionInfo',
+      settings: ['cpu', 'gpu', 'memoryBytes', 'storageBytes', 'maxIdleDuration', 'maxRunningDuration'],
+      stopIntent: 'paused',
+      lists: daiListSchemas(DAIEngine_State),
+      shape: shapeDaiConfig,
+      fromProfile: (p) => ({ dataDirectoryStorageClass: p['dataDirectoryStorageClass'] }),
+    },
+    DAIEngine_State,
+  );
+  const rpc = (name: string): string => `${store.names.service}.${name}`;
+  return {
+    ...engineHandlers(store, ['PAUSE', 'RESUME']),
+    [rpc('ResizeStorage')]: resizeHandler(store, 'daiEngine'),
+    [rpc('UpgradeDAIEngineVersion')]: upgradeHandler(store),
+    [rpc('MigrateCreator')]: migrateCreatorHandler(store),
+    [rpc('DownloadLogs')]: downloadLogsHandler(store, 'daiEngine'),
+  };
+}
+
+/** H2OEngineService, with the size recommendations. */
+export function h2oEngineService(deps: EngineServiceDeps): Handlers {
+  const store = new EngineStore(
+    deps,
+    {
+      kind: RESOURCE_KINDS.H2OEngine,
+      mask: 'h2oEngine',
+      profileKind: RESOURCE_KINDS.H2OEngineProfile,
+      versionField: 'h2oEngineVersion',
+      versionKind: RESOURCE_KINDS.H2OEngineVersion,
+      profileInfoField: 'profileInfo',
+      versionInfoField: 'h2oEngineVersionInfo',
+      settings: ['nodeCount', 'cpu', 'gpu', 'memoryBytes', 'maxIdleDuration', 'maxRunningDuration'],
+      stopIntent: 'terminated',
+      lists: h2oListSchemas(H2OEngine_State),
+    },
+    H2OEngine_State,
+  );
+  const rpc = (name: string): string => `${store.names.service}.${name}`;
+  const positive = (field: string, value: string): bigint => {
+    if (BigInt(value) <= 0n) throw invalidArgument(field, 'must be more than 0');
+    return BigInt(value);
+  };
+  return {
+    ...engineHandlers(store, ['TERMINATE']),
+    [rpc('DownloadLogs')]: downloadLogsHandler(store, 'h2oEngine'),
+    [rpc('CalculateH2OEngineSizeCompressedDataset')]: (request) => {
+      const rows = positive('rows_count', request['rowsCount'] as string);
+      const columns = positive('columns_count', request['columnsCount'] as string);
+      const size = sizeFor(
+        compressedDatasetMemory(rows, columns),
+        request['limits'] as SizeLimits | undefined,
+      );
+      return Promise.resolve({ h2oEngineSize: size });
+    },
+    [rpc('CalculateH2OEngineSizeRawDataset')]: (request) => {
+      const bytes = positive('dataset_size_bytes', request['datasetSizeBytes'] as string);
+      return Promise.resolve({
+        h2oEngineSize: sizeFor(rawDatasetMemory(bytes), request['limits'] as SizeLimits | undefined),
+      });
+    },
+  };
+}
+
+/** NotebookEngineService, with access to a notebook's address. */
+export function notebookEngineService(deps: EngineServiceDeps): Handlers {
+  const store = new EngineStore(
+    deps,
+    {
+      kind: RESOURCE_KINDS.NotebookEngine,
+      mask: 'notebookEngine',
+      profileKind: RESOURCE_KINDS.NotebookEngineProfile,
+      versionField: 'notebookImage',
+      versionKind: RESOURCE_KINDS.NotebookEngineImage,
+      profileInfoField: 'profileInfo',
+      versionInfoField: 'notebookImageInfo',
+      settings: ['cpu', 'gpu', 'memoryBytes', 'storageBytes', 'maxIdleDuration', 'maxRunningDuration'],
+      stopIntent: 'paused',
+      fromProfile: (p) => ({ storageClassName: p['storageClassName'] }),
+    },
+    NotebookEngine_State,
+  );
+  const rpc = (name: string): string => `${store.names.service}.${name}`;
+  const base = (deps.publicUrl ?? 'http://127.0.0.1:8080').replace(/\/$/, '');
+  return {
+    ...engineHandlers(store, ['PAUSE', 'RESUME']),
+    [rpc('ResizeNotebookEngineStorage')]: resizeHandler(store, 'name'),
+    [rpc('AccessNotebookEngine')]: async (request, context: CallContext) => {
+      const name = request['notebookEngine'] as string;
+      await store.authorize(context, 'ACCESS', store.workspaceOf(name, 'notebook_engine'));
+      await store.get(name);
+      return { uri: `${base}/${name}/` };
+    },
+  };
+}

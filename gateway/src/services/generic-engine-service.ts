@@ -1,0 +1,124 @@
+/** EngineService: one read-only list over DAI, H2O and notebook engines, in one or all workspaces. */
+import { RESOURCE_KINDS, type ResourceKind } from '../../../shared/resources.ts';
+import type { Handlers } from '../call/handler.ts';
+import { invalidArgument } from '../errors/api-error.ts';
+import { Engine_State, Engine_Type } from '../gen/ai/h2o/engine/v1/engine.pb.ts';
+import { DAIEngine_State } from '../gen/ai/h2o/engine/v1/dai_engine.pb.ts';
+import { H2OEngine_State } from '../gen/ai/h2o/engine/v1/h2o_engine.pb.ts';
+import { NotebookEngine_State } from '../gen/ai/h2o/engine/v1/notebook_engine.pb.ts';
+import { engineListSchemas, newestFirst, type ListedEngine } from '../engines/list-fields.ts';
+import { compileFilter, compileOrder } from '../list/filter.ts';
+import { page } from '../list/pagination.ts';
+import type { ResourceStore } from '../store/store.ts';
+import type { ServiceDeps } from './resource-service.ts';
+
+const SERVICE = 'ai.h2o.engine.v1.EngineService';
+const SCHEMAS = engineListSchemas(Engine_State, Engine_Type);
+
+interface Source {
+  kind: ResourceKind;
+  type: number;
+  states: Record<string, number>;
+  versionField: string;
+  infoField: string;
+  versionKind: ResourceKind;
+}
+
+const SOURCES: readonly Source[] = [
+  {
+    kind: RESOURCE_KINDS.DAIEngine,
+    type: Engine_Type.TYPE_DRIVERLESS_AI,
+    states: DAIEngine_State,
+    versionField: 'daiEngineVersion',
+    infoField: 'daiEngineVersionInfo',
+    versionKind: RESOURCE_KINDS.DAIEngineVersion,
+  },
+  {
+    kind: RESOURCE_KINDS.H2OEngine,
+    type: Engine_Type.TYPE_H2O,
+    states: H2OEngine_State,
+    versionField: 'h2oEngineVersion',
+    infoField: 'h2oEngineVersionInfo',
+    versionKind: RESOURCE_KINDS.H2OEngineVersion,
+  },
+  {
+    kind: RESOURCE_KINDS.NotebookEngine,
+    type: Engine_Type.TYPE_NOTEBOOK,
+    states: NotebookEngine_State,
+    versionField: 'notebookImage',
+    infoField: 'notebookImageInfo',
+    versionKind: RESOURCE_KINDS.NotebookEngineImage,
+  },
+];
+
+const idOf = (name: string): string => name.slice(name.lastIndexOf('/') + 1);
+
+/** One engine of any kind as the generic Engine message. */
+function toEngine(
+  source: Source,
+  message: Record<string, unknown>,
+  existing: ReadonlySet<string>,
+): ListedEngine {
+  const stateName =
+    Object.entries(source.states).find(([, v]) => v === message['state'])?.[0] ?? 'STATE_UNSPECIFIED';
+  const versionName =
+    typeof message[source.versionField] === 'string' ? (message[source.versionField] as string) : '';
+  const info = message[source.infoField] as { deprecated?: boolean } | undefined;
+  return {
+    ...(message as unknown as ListedEngine),
+    type: source.type,
+    state: Engine_State[stateName as keyof typeof Engine_State],
+    version: idOf(versionName),
+    deprecatedVersion: info?.deprecated === true,
+    deletedVersion: !existing.has(versionName),
+    cpu: (message['cpu'] as number | undefined) ?? 0,
+    gpu: (message['gpu'] as number | undefined) ?? 0,
+    memoryBytes: (message['memoryBytes'] as string | undefined) ?? '0',
+    storageBytes: (message['storageBytes'] as string | undefined) ?? '0',
+    visitable: stateName === 'STATE_RUNNING',
+  } as ListedEngine;
+}
+
+async function enginesIn(store: ResourceStore, workspace: string): Promise<ListedEngine[]> {
+  const lists = await Promise.all(
+    SOURCES.map(async (source) => {
+      const [engines, versions] = await Promise.all([
+        store.list(source.kind, workspace),
+        store.list(source.versionKind, '-'),
+      ]);
+      const existing = new Set(versions.map((v) => String(v.message['name'])));
+      return engines.map((e) => toEngine(source, e.message, existing));
+    }),
+  );
+  return lists.flat();
+}
+
+/** EngineService. Parent `workspaces/-` lists every workspace and needs LIST_ALL. */
+export function engineService(deps: ServiceDeps): Handlers {
+  return {
+    [`${SERVICE}.ListEngines`]: async (request, context) => {
+      const parent = request['parent'] as string;
+      const match = /^workspaces\/([^/]+)$/.exec(parent);
+      if (match?.[1] === undefined)
+        throw invalidArgument(
+          'parent',
+          `"${parent}" is not a workspace name such as "workspaces/default" or "workspaces/-"`,
+        );
+      const workspace = match[1];
+      const permission =
+        workspace === '-' ? 'actions/enginemanager/engines/LIST_ALL' : 'actions/enginemanager/engines/LIST';
+      await deps.authorizer.check(context.caller, permission, workspace);
+      const filter = (request['filter'] as string | undefined) ?? '';
+      const orderBy = (request['orderBy'] as string | undefined) ?? '';
+      const matches = compileFilter(filter, SCHEMAS.filter);
+      const order = compileOrder(orderBy, SCHEMAS.order, newestFirst);
+      const engines = (await enginesIn(deps.store, workspace)).filter(matches).sort(order);
+      const { items, nextPageToken } = page(
+        engines,
+        request as { pageSize?: number; pageToken?: string },
+        `parent=${parent}&filter=${filter}&order_by=${orderBy}`,
+      );
+      return { engines: items, nextPageToken, totalSize: engines.length };
+    },
+  };
+}
