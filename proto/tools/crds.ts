@@ -93,7 +93,8 @@ function withIntent(schema: Schema, kind: string): Schema {
   const intent = ENGINE_INTENT[kind];
   if (intent === undefined) return schema;
   const properties = { ...(schema['properties'] as Record<string, Schema>) };
-  for (const [field, description] of Object.entries(intent)) properties[field] = { type: 'boolean', description };
+  for (const [field, description] of Object.entries(intent))
+    properties[field] = { type: 'boolean', description };
   return { ...schema, properties };
 }
 
