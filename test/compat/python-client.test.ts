@@ -49,6 +49,7 @@ describe.each(VERSIONS)('the h2o-engine-manager %s Python client, unmodified', (
       'profiles_and_versions.py',
       'admin',
     ],
+    ['creates and manages DAI, H2O and notebook engines', 'engines.py', 'engines'],
   ])('%s', async (_what, script, workspace) => {
     const python = join(CACHE, `python-client-${version}`, 'bin', 'python');
     const { stdout } = await promisify(execFile)(python, [
