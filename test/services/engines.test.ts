@@ -346,15 +346,15 @@ describe('DAIEngineService over REST', () => {
     expect((await api().rest('DELETE', `${daiPath('dai-del', 'e1')}?allowMissing=true`)).status).toBe(200);
   });
 
-  test('caps running engines per user and profile, also under 20 concurrent creates', async () => {
+  test('caps running engines per user and profile, also under 50 concurrent creates', async () => {
     const limited = { ...DAI, profile: 'workspaces/global/daiEngineProfiles/limited' };
     const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => createDai('dai-cap', `e${i}`, limited, as('users/carl'))),
+      Array.from({ length: 50 }, (_, i) => createDai('dai-cap', `e${i}`, limited, as('users/carl'))),
     );
     const statuses = results.map((r) => r.status);
     // maxRunningEngines 3, and cpu 1 each against a cumulative maximum of 4: exactly 3 start.
     expect(statuses.filter((s) => s === 200)).toHaveLength(3);
-    expect(statuses.filter((s) => s === 429)).toHaveLength(17);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(47);
     expect(String(results.find((r) => r.status === 429)?.json['message'])).toContain('running engines');
     // Another user has their own allowance; a bigger engine hits the cumulative cpu cap.
     await ok(createDai('dai-cap', 'dora-1', { ...limited, cpu: 3 }, as('users/dora')));
@@ -420,6 +420,17 @@ describe('DAIEngineService over REST', () => {
     const badFilter = await api().rest('GET', `/v1/workspaces/many/daiEngines?filter=${enc('cpu = many')}`);
     expect(badFilter.status).toBe(400);
     expect(String(badFilter.json['message'])).toContain('column 7');
+  });
+});
+
+describe('DAIEngineService update with allowMissing', () => {
+  test('creates a missing engine from the whole body, still requiring a valid mask', async () => {
+    const path = `${daiPath('dai-upsert', 'e1')}?allowMissing=true`;
+    expect((await api().rest('PATCH', `${path}&updateMask=`, { ...DAI, cpu: 3 })).status).toBe(400);
+    const created = await ok(api().rest('PATCH', `${path}&updateMask=display_name`, { ...DAI, cpu: 3 }));
+    expect(created['daiEngine']).toMatchObject({ name: 'workspaces/dai-upsert/daiEngines/e1', cpu: 3 });
+    const missing = await api().rest('PATCH', `${daiPath('dai-upsert', 'e2')}?updateMask=cpu`, DAI);
+    expect(missing.status).toBe(404);
   });
 });
 
@@ -526,6 +537,67 @@ describe('H2OEngineService and NotebookEngineService over REST', () => {
   });
 });
 
+describe('H2O and notebook engines over REST, every call', () => {
+  test('get, list, update, download logs and delete an H2O engine', async () => {
+    await ok(
+      api().rest('POST', '/v1/workspaces/h2o-all/h2oEngines?h2oEngineId=h1', {
+        profile: 'workspaces/global/h2oEngineProfiles/standard',
+        h2oEngineVersion: 'workspaces/global/h2oEngineVersions/3.46.0.1',
+      }),
+    );
+    const path = `/v1/${enc('workspaces/h2o-all/h2oEngines/h1')}`;
+    expect((await ok(api().rest('GET', path)))['h2oEngine']).toMatchObject({ nodeCount: 1 });
+    const list = await ok(
+      api().rest(
+        'GET',
+        `/v1/workspaces/h2o-all/h2oEngines?filter=${enc('node_count = 1')}&orderBy=node_count`,
+      ),
+    );
+    expect(list).toMatchObject({ totalSize: 1, nextPageToken: '' });
+    const updated = await ok(api().rest('PATCH', `${path}?updateMask=node_count`, { nodeCount: 3 }));
+    expect(updated['h2oEngine']).toMatchObject({ nodeCount: 3 });
+    expect((await ok(api().rest('POST', `${path}:downloadLogs`)))['logs']).toMatchObject({
+      contentType: 'text/plain',
+    });
+    expect((await ok(api().rest('DELETE', path)))['h2oEngine']).toMatchObject({ state: 'STATE_DELETING' });
+    expect((await api().rest('GET', path)).status).toBe(404);
+  });
+
+  test('get, list, update, pause, resume, resize and delete a notebook engine', async () => {
+    const body = {
+      profile: 'workspaces/global/notebookEngineProfiles/standard',
+      notebookImage: 'workspaces/global/notebookEngineImages/jupyter',
+    };
+    await ok(api().rest('POST', '/v1/workspaces/nb-all/notebookEngines?notebookEngineId=n1', body));
+    const path = `/v1/${enc('workspaces/nb-all/notebookEngines/n1')}`;
+    expect((await ok(api().rest('GET', path)))['notebookEngine']).toMatchObject({ cpu: 2 });
+    expect(await ok(api().rest('GET', '/v1/workspaces/nb-all/notebookEngines'))).toMatchObject({
+      nextPageToken: '',
+    });
+    const updated = await ok(
+      api().rest('PATCH', `${path}?updateMask=display_name,memory_bytes`, {
+        ...body,
+        displayName: 'Lab',
+        memoryBytes: String(8 * GIB),
+      }),
+    );
+    expect(updated['notebookEngine']).toMatchObject({
+      displayName: 'Lab',
+      memoryBytes: String(8 * GIB),
+      updater: 'users/developer',
+    });
+    await ok(api().rest('POST', `${path}:pause`));
+    expect((await api().rest('POST', `${path}:pause`)).status).toBe(400);
+    await ok(api().rest('POST', `${path}:resume`));
+    const resized = await ok(
+      api().rest('POST', `${path}:resizeStorage`, { newStorageBytes: String(20 * GIB) }),
+    );
+    expect(resized['notebookEngine']).toMatchObject({ storageBytes: String(20 * GIB) });
+    await ok(api().rest('DELETE', path));
+    expect((await api().rest('GET', path)).status).toBe(404);
+  });
+});
+
 describe('engine RPCs over gRPC', () => {
   test('serve DAI create, get, list, update, pause, resume and delete; H2O and notebook calls; the generic list', async () => {
     const rpc = (method: string, request: object) => api().grpc(method, request);
@@ -576,6 +648,142 @@ describe('engine RPCs over gRPC', () => {
     expect(engines['totalSize']).toBe(1);
     await rpc('DAIEngineService.DeleteDAIEngine', { name, allowMissing: false, validateOnly: false });
     await expect(rpc('DAIEngineService.GetDAIEngine', { name })).rejects.toMatchObject({
+      code: status.NOT_FOUND,
+    });
+  });
+
+  test('serve the remaining DAI calls, every H2O call and every notebook call', async () => {
+    const rpc = (method: string, request: object) => api().grpc(method, request);
+    const dai = 'workspaces/grpc-more/daiEngines/g1';
+    await rpc('DAIEngineService.CreateDAIEngine', {
+      parent: 'workspaces/grpc-more',
+      daiEngineId: 'g1',
+      daiEngine: DAIEngine.fromPartial({
+        ...DAI,
+        daiEngineVersion: 'workspaces/global/daiEngineVersions/1.10.5',
+      }),
+      validateOnly: false,
+    });
+    expect(
+      await rpc('DAIEngineService.ResizeStorage', { daiEngine: dai, newStorageBytes: String(20 * GIB) }),
+    ).toMatchObject({
+      daiEngine: { storageBytes: String(20 * GIB) },
+    });
+    await rpc('DAIEngineService.PauseDAIEngine', { name: dai, validateOnly: false });
+    expect(
+      await rpc('DAIEngineService.UpgradeDAIEngineVersion', {
+        daiEngine: dai,
+        newDaiEngineVersion: 'workspaces/global/daiEngineVersions/1.10.6',
+      }),
+    ).toMatchObject({ daiEngine: { daiEngineVersion: 'workspaces/global/daiEngineVersions/1.10.6' } });
+    expect(
+      await rpc('DAIEngineService.MigrateCreator', { daiEngine: dai, newCreator: 'users/eve' }),
+    ).toMatchObject({
+      daiEngine: { creator: 'users/eve' },
+    });
+    expect(await rpc('DAIEngineService.DownloadLogs', { daiEngine: dai })).toMatchObject({
+      logs: { contentType: 'text/plain' },
+    });
+
+    const h2o = 'workspaces/grpc-more/h2oEngines/h1';
+    const h2oEngine = {
+      profile: 'workspaces/global/h2oEngineProfiles/standard',
+      h2oEngineVersion: 'workspaces/global/h2oEngineVersions/3.46.0.1',
+      state: 0,
+      reconciling: false,
+      annotations: {},
+      name: '',
+      uid: '',
+      creator: '',
+      creatorDisplayName: '',
+      apiUrl: '',
+      loginUrl: '',
+      displayName: '',
+    };
+    await rpc('H2OEngineService.CreateH2OEngine', {
+      parent: 'workspaces/grpc-more',
+      h2oEngineId: 'h1',
+      h2oEngine,
+      validateOnly: false,
+    });
+    expect(await rpc('H2OEngineService.GetH2OEngine', { name: h2o })).toMatchObject({
+      h2oEngine: { name: h2o },
+    });
+    expect(
+      await rpc('H2OEngineService.ListH2OEngines', {
+        parent: 'workspaces/grpc-more',
+        pageSize: 0,
+        pageToken: '',
+        filter: '',
+        orderBy: '',
+      }),
+    ).toMatchObject({ totalSize: 1 });
+    expect(
+      await rpc('H2OEngineService.UpdateH2OEngine', {
+        h2oEngine: { ...h2oEngine, name: h2o, displayName: 'H' },
+        updateMask: ['display_name'],
+      }),
+    ).toMatchObject({ h2oEngine: { displayName: 'H' } });
+    await rpc('H2OEngineService.DownloadLogs', { h2oEngine: h2o });
+    await rpc('H2OEngineService.TerminateH2OEngine', { name: h2o });
+    expect(
+      await rpc('H2OEngineService.CalculateH2OEngineSizeRawDataset', {
+        datasetSizeBytes: String(GIB),
+        limits: { memoryBytesPerNodeMin: String(GIB), nodeCountMin: '1' },
+      }),
+    ).toEqual({ h2oEngineSize: { nodeCount: '1', memoryBytes: String(4 * GIB) } });
+    await rpc('H2OEngineService.DeleteH2OEngine', { name: h2o, allowMissing: false, validateOnly: false });
+
+    const nb = 'workspaces/grpc-more/notebookEngines/n1';
+    const notebookEngine = {
+      profile: 'workspaces/global/notebookEngineProfiles/standard',
+      notebookImage: 'workspaces/global/notebookEngineImages/jupyter',
+      name: '',
+      displayName: '',
+      state: 0,
+      reconciling: false,
+      uid: '',
+      creator: '',
+      updater: '',
+      creatorDisplayName: '',
+      updaterDisplayName: '',
+      storageClassName: '',
+      shared: false,
+      failureReason: 0,
+      storageResizing: false,
+    };
+    await rpc('NotebookEngineService.CreateNotebookEngine', {
+      parent: 'workspaces/grpc-more',
+      notebookEngineId: 'n1',
+      notebookEngine,
+    });
+    expect(await rpc('NotebookEngineService.GetNotebookEngine', { name: nb })).toMatchObject({
+      notebookEngine: { name: nb },
+    });
+    expect(
+      await rpc('NotebookEngineService.ListNotebookEngines', {
+        parent: 'workspaces/grpc-more',
+        pageSize: 0,
+        pageToken: '',
+      }),
+    ).toMatchObject({
+      nextPageToken: '',
+    });
+    await rpc('NotebookEngineService.UpdateNotebookEngine', {
+      notebookEngine: { ...notebookEngine, name: nb, displayName: 'N' },
+      updateMask: ['display_name'],
+    });
+    await rpc('NotebookEngineService.PauseNotebookEngine', { name: nb });
+    await rpc('NotebookEngineService.ResumeNotebookEngine', { name: nb });
+    await rpc('NotebookEngineService.ResizeNotebookEngineStorage', {
+      name: nb,
+      newStorageBytes: String(20 * GIB),
+    });
+    expect((await rpc('NotebookEngineService.AccessNotebookEngine', { notebookEngine: nb }))['uri']).toMatch(
+      /notebookEngines\/n1\/$/,
+    );
+    await rpc('NotebookEngineService.DeleteNotebookEngine', { name: nb });
+    await expect(rpc('NotebookEngineService.GetNotebookEngine', { name: nb })).rejects.toMatchObject({
       code: status.NOT_FOUND,
     });
   });

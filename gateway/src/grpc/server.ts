@@ -93,17 +93,19 @@ export function grpcServer(handlers: Handlers, authenticate: Authenticate): Serv
                 new ApiError(Code.UNIMPLEMENTED, `${key.split('.').pop() ?? key} is not implemented`),
               ),
         );
-        result.then(
-          (response) => {
-            // Handlers may leave fields unset, which the binary encoder cannot; the canonical
-            // codec fills zero values exactly as REST clients see them.
-            const type = responseTypes.get(key);
-            callback(null, type === undefined ? response : fromJson(type, toJson(type, response)));
-          },
-          (error: unknown) => {
-            callback(toServiceError(error));
-          },
-        );
+        // Handlers may leave fields unset, which the binary encoder cannot; the canonical codec
+        // fills zero values exactly as REST clients see them. A failure there is an error too.
+        const type = responseTypes.get(key);
+        result
+          .then((response) => (type === undefined ? response : fromJson(type, toJson(type, response))))
+          .then(
+            (response) => {
+              callback(null, response);
+            },
+            (error: unknown) => {
+              callback(toServiceError(error));
+            },
+          );
       };
     }
     server.addService(definition, implementation);

@@ -179,6 +179,20 @@ describe('fromJson()', () => {
   });
 });
 
+describe('HttpBody', () => {
+  test('round-trips as content type and base64 data', () => {
+    const type = 'ai.h2o.engine.v1.DAIEngineServiceDownloadLogsResponse';
+    const message = {
+      logs: { contentType: 'text/plain', data: new TextEncoder().encode('log line'), extensions: [] },
+    };
+    const json = toJson(type, message);
+    expect(json).toEqual({ logs: { contentType: 'text/plain', data: 'bG9nIGxpbmU=', extensions: [] } });
+    expect(fromJson(type, json)).toEqual({
+      logs: { ...message.logs, data: new Uint8Array(Buffer.from('log line')) },
+    });
+  });
+});
+
 describe('the generated field table', () => {
   test('names exactly the properties of every generated message', async () => {
     const dir = join(dirname(fileURLToPath(import.meta.url)), '..', 'gen', 'ai', 'h2o', 'engine', 'v1');

@@ -259,7 +259,18 @@ function readMessage(value: Json, at: string, type: string): unknown {
       throw new JsonFieldError(at, `expected comma-separated paths, got ${describe(value)}`);
     return value === '' ? [] : value.split(',');
   }
+  if (type === HTTP_BODY) return readHttpBody(value, at);
   return fromJson(type, value, at);
+}
+
+/** An HttpBody: content type and base64 data. */
+function readHttpBody(value: Json, at: string): { contentType: string; data: Uint8Array; extensions: [] } {
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new JsonFieldError(at, `expected an object, got ${describe(value)}`);
+  const { contentType = '', data = '' } = value as { contentType?: Json; data?: Json };
+  if (typeof contentType !== 'string' || typeof data !== 'string')
+    throw new JsonFieldError(at, 'expected contentType and base64 data');
+  return { contentType, data: new Uint8Array(Buffer.from(data, 'base64')), extensions: [] };
 }
 
 const DURATION_TEXT = /^(-)?([0-9]+)(?:\.([0-9]{1,9}))?s$/;

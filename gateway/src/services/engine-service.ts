@@ -316,6 +316,24 @@ function listHandler(store: EngineStore): Handler {
   };
 }
 
+function createMissing(
+  store: EngineStore,
+  input: Engine,
+  request: Record<string, unknown>,
+  context: CallContext,
+): Promise<object> {
+  const parts = input.name.split('/');
+  return createHandler(store)(
+    {
+      parent: parts.slice(0, 2).join('/'),
+      [store.names.idField]: parts[3] ?? '',
+      [store.names.field]: input,
+      validateOnly: request['validateOnly'],
+    },
+    context,
+  );
+}
+
 /** Update: masked fields re-checked against the (possibly new) profile. */
 function updateHandler(store: EngineStore): Handler {
   const { kind, names } = store;
@@ -325,7 +343,13 @@ function updateHandler(store: EngineStore): Handler {
     await store.authorize(context, 'UPDATE', store.workspaceOf(input.name, `${names.snakeField}.name`));
     const paths = resolveUpdateMask(kind.mask, request['updateMask'] as string[] | undefined);
     if (paths instanceof Error) throw paths;
-    const current = await store.get(input.name);
+    const current = await store.get(input.name).catch((error: unknown) => {
+      if (request['allowMissing'] === true && error instanceof ApiError && error.code === Code.NOT_FOUND)
+        return undefined;
+      throw error;
+    });
+    // allowMissing: a missing engine is created from every field of the body; the mask is ignored.
+    if (current === undefined) return createMissing(store, input, request, context);
     checkChangeable('update', store.stateName(current.engine));
     const next = applyMask(current.engine, input, paths);
     const profile = await store.profile(next, names.snakeField, context);
