@@ -55,13 +55,16 @@ await cluster.kubeConfig
   .makeApiClient(CoreV1Api)
   .createNamespace({ body: { metadata: { name: namespace } } });
 const store = new ResourceStore(cluster.kubeConfig, namespace);
+const host = process.env['AIEM_HOST'] ?? '127.0.0.1';
+const restPort = port('AIEM_REST_PORT', 8080);
+// Where users reach engines (notebook access URIs); the gateway's own address locally.
+const publicUrl = process.env['AIEM_PUBLIC_URL'] ?? `http://${host}:${restPort}`;
 // Local development: every call acts as the development identity, and every action is allowed.
-// RPCs of services not built yet answer UNIMPLEMENTED.
 const gateway = await startGateway({
-  host: process.env['AIEM_HOST'] ?? '127.0.0.1',
-  restPort: port('AIEM_REST_PORT', 8080),
+  host,
+  restPort,
   grpcPort: port('AIEM_GRPC_PORT', 9090),
-  handlers: apiHandlers({ store, authorizer: allowAll }),
+  handlers: apiHandlers({ store, authorizer: allowAll, publicUrl }),
   version,
 });
 mkdirSync(join(RUN, 'stack'), { recursive: true });
