@@ -52,3 +52,47 @@ export const ENGINE_INTENT: Readonly<Record<string, Readonly<Record<string, stri
   NotebookEngine: { paused: 'The engine is wanted paused: its pods stopped, its storage kept.' },
   H2OEngine: { terminated: 'The engine is wanted terminated: its pods stopped for good.' },
 };
+
+/**
+ * Status fields the operator reports on engines beside the API message's own: which generation
+ * of the spec it has acted on, and Kubernetes-style conditions (`Ready`, `Stopped`).
+ */
+export const ENGINE_OPERATOR_STATUS: Readonly<Record<string, Readonly<Record<string, unknown>>>> = {
+  observedGeneration: {
+    type: 'integer',
+    format: 'int64',
+    description: 'The generation of the spec that the operator last acted on.',
+  },
+  conditions: {
+    type: 'array',
+    description: 'The latest observations of the engine: Ready (serving), Stopped (paused or terminated, and why).',
+    'x-kubernetes-list-type': 'map',
+    'x-kubernetes-list-map-keys': ['type'],
+    items: {
+      type: 'object',
+      required: ['type', 'status'],
+      properties: {
+        type: { type: 'string' },
+        status: { type: 'string', enum: ['True', 'False', 'Unknown'] },
+        reason: { type: 'string' },
+        message: { type: 'string' },
+        lastTransitionTime: { type: 'string', format: 'date-time' },
+        observedGeneration: { type: 'integer', format: 'int64' },
+      },
+    },
+  },
+};
+
+/**
+ * Annotations on an engine resource through which activity reaches the operator. Engines (and the
+ * API's notebook `:access`) write the time of the latest user activity; Driverless AI engines
+ * write their disk usage as `{"totalBytes": "…", "freeBytes": "…"}`.
+ */
+export const LAST_ACTIVITY_ANNOTATION = `${GROUP}/last-activity-time`;
+export const DISK_USAGE_ANNOTATION = `${GROUP}/disk-usage`;
+/** Why the operator stopped an engine itself (a duration limit), until the engine runs again. */
+export const STOP_REASON_ANNOTATION = `${GROUP}/stop-reason`;
+
+/** Labels on every object the operator makes for an engine: its uid and kind. */
+export const ENGINE_UID_LABEL = `${GROUP}/engine-uid`;
+export const ENGINE_KIND_LABEL = `${GROUP}/engine-kind`;

@@ -1,6 +1,6 @@
 import type { Api, Field, Message } from './descriptor.ts';
 import { FIELD_SCHEMAS } from '../../shared/rules.ts';
-import { ENGINE_INTENT } from '../../shared/resources.ts';
+import { ENGINE_INTENT, ENGINE_OPERATOR_STATUS } from '../../shared/resources.ts';
 
 export { CATEGORY, GROUP, ID_LABEL, VERSION, WORKSPACE_LABEL } from '../../shared/resources.ts';
 import {
@@ -98,6 +98,13 @@ function withIntent(schema: Schema, kind: string): Schema {
   return { ...schema, properties };
 }
 
+/** Engines' status also carries the operator's bookkeeping (ENGINE_OPERATOR_STATUS). */
+function withOperatorStatus(schema: Schema, kind: string): Schema {
+  if (ENGINE_INTENT[kind] === undefined) return schema;
+  const properties = { ...(schema['properties'] as Record<string, Schema>), ...ENGINE_OPERATOR_STATUS };
+  return { ...schema, properties };
+}
+
 export function crdFor(api: Api, spec: KindSpec): Schema {
   const message = lookup(api, spec.message);
   const plural = `${spec.kind.toLowerCase()}s`;
@@ -115,10 +122,13 @@ export function crdFor(api: Api, spec: KindSpec): Schema {
         { ...objectSchema(api, specFields, true), description: 'What the owner of this resource sets.' },
         spec.kind,
       ),
-      status: {
-        ...objectSchema(api, statusFields, false),
-        description: 'What the service reports; written only through the status subresource.',
-      },
+      status: withOperatorStatus(
+        {
+          ...objectSchema(api, statusFields, false),
+          description: 'What the service reports; written only through the status subresource.',
+        },
+        spec.kind,
+      ),
     },
   };
   const columns = [

@@ -12,7 +12,7 @@ import {
   type V1PersistentVolumeClaim,
   type V1StorageClass,
 } from '@kubernetes/client-node';
-import { parseStorageQuantity } from './quantity.ts';
+import { parseStorageQuantity } from '../../shared/quantity.ts';
 
 /** The simulated storage class: the cluster default, expandable, provisioned by this module. */
 export const STORAGE_CLASS_NAME = 'standard';

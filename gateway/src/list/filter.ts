@@ -14,7 +14,7 @@
  * versions, durations and timestamps need no quotes, as the Python client writes them.
  */
 import { invalidArgument, type ApiError } from '../errors/api-error.ts';
-import { compareVersions } from '../versions/semver.ts';
+import { compareVersions } from '../../../shared/semver.ts';
 
 export type Comparator = '<=' | '<' | '>=' | '>' | '!=' | '=' | ':';
 

@@ -11,7 +11,7 @@ import { NotebookEngine_State } from '../gen/ai/h2o/engine/v1/notebook_engine.pb
 import { checkChangeable, checkResize } from '../engines/lifecycle.ts';
 import { daiListSchemas, h2oListSchemas } from '../engines/list-fields.ts';
 import { compressedDatasetMemory, rawDatasetMemory, sizeFor, type SizeLimits } from '../engines/sizing.ts';
-import { compareVersions } from '../versions/semver.ts';
+import { compareVersions } from '../../../shared/semver.ts';
 import { engineHandlers, EngineStore, type Engine } from './engine-service.ts';
 import { resolveReference } from './references.ts';
 import type { ServiceDeps } from './resource-service.ts';

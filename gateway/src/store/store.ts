@@ -101,13 +101,19 @@ export class ResourceStore {
   ): Promise<Stored> {
     const resource = toCustomResource(kind, message, this.namespace, options.intent);
     resource.metadata.resourceVersion = resourceVersion;
-    const replaced = await this.call(message.name, 'update', () =>
-      this.api.replaceNamespacedCustomObject({
+    const replaced = await this.call(message.name, 'update', async () => {
+      // A replace rewrites metadata too: keep what others keep there (the operator's finalizer,
+      // activity annotations). The resourceVersion still guards the whole write.
+      const current = (await this.api.getNamespacedCustomObject({
         ...this.target(kind),
         name: resource.metadata.name,
-        body: resource,
-      }),
-    );
+      })) as CustomResource;
+      return this.api.replaceNamespacedCustomObject({
+        ...this.target(kind),
+        name: resource.metadata.name,
+        body: { ...resource, metadata: { ...current.metadata, ...resource.metadata } },
+      });
+    });
     return this.writeStatus(
       kind,
       message.name,
