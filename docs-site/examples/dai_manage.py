@@ -1,0 +1,48 @@
+"""Find, change, pause, resume, resize and delete Driverless AI engines."""
+import os
+
+import h2o_engine_manager
+from h2o_engine_manager.clients.dai_engine.expression import Cpu, FilterBuilder, MemoryBytes
+from h2o_engine_manager.clients.exception import CustomApiException
+
+clients = h2o_engine_manager.login_custom(
+    endpoint=os.environ["AIEM_URL"],
+    refresh_token=os.environ["AIEM_REFRESH_TOKEN"],
+    issuer_url=os.environ["AIEM_ISSUER_URL"],
+    client_id=os.environ["AIEM_CLIENT_ID"],
+    default_workspace_id="default",
+)
+dai = clients.dai_engine_client
+
+# A filter in the AIP-160 grammar, written by hand or composed with FilterBuilder.
+page = dai.list_engines(filter="gpu > 0 OR cpu >= 8", order_by="cpu desc")
+print(f"{page.total_size} engines:", [engine.display_name for engine in page.engines])
+big = FilterBuilder().WithFilter(Cpu().GreaterThanOrEqualTo(4)).WithFilter(MemoryBytes().GreaterThan("16Gi")).Build()
+print(f"filter {big!r}:", [engine.display_name for engine in dai.list_all_engines(filter=big)])
+
+engine = dai.get_engine(engine_id="churn-model")
+
+# Only the fields named in update_mask change; the profile's limits still apply.
+engine.display_name = "Churn model (Q3)"
+engine.cpu = 12
+engine.update(update_mask="display_name,cpu")
+print(f"{engine.display_name}: cpu {engine.cpu}")
+try:
+    engine.cpu = 64
+    engine.update(update_mask="cpu")
+except CustomApiException as error:
+    print("refused:", error)
+
+# Pausing stops the engine's pods and keeps its data; resuming starts it again.
+engine.pause()
+engine.resume()
+
+# Storage only grows; a resize may take a while (storage_resizing is True meanwhile).
+engine.resize_storage(new_storage="128Gi")
+print(f"storage {engine.storage_bytes}")
+
+logs = engine.download_logs()
+print(f"logs: {len(logs)} characters")
+
+engine.delete()
+print(f"deleting {engine.name}: {engine.state.value}")
