@@ -1,0 +1,122 @@
+/**
+ * Browser test harness for the documentation site: the test build (`make docs-test-build`)
+ * served by a plain static server on 127.0.0.1, and the machine's Chromium driven headless by
+ * playwright-core. Every page is guarded: a request to any host but 127.0.0.1 is refused and
+ * recorded, and the test fails on it, unless a test routes it itself (the faked search API).
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, beforeAll, expect } from '@jest/globals';
+import {
+  chromium,
+  type Browser,
+  type BrowserContext,
+  type BrowserContextOptions,
+  type Page,
+} from 'playwright-core';
+import { serveStaticSite, type StaticSite } from '../../scripts/static-site.ts';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** The site's base path. */
+export const BASE_PATH = '/ai-engine-manager/';
+/** The test build: hosted search with test keys, plus the test-only pages. */
+export const TEST_BUILD = process.env['AIEM_DOCS_TEST_BUILD'] ?? join(ROOT, 'docs-site', 'build-test');
+/** Screenshots land here (git-ignored). */
+export const ARTIFACTS = join(ROOT, 'test', 'browser', 'artifacts');
+/** Debian's Chromium; playwright-core brings no browser of its own. */
+const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+/** Desktop and the widest mobile layout (the breakpoint is 996px inclusive). */
+export const DESKTOP = { width: 1280, height: 800 };
+export const MOBILE = { width: 996, height: 800 };
+
+/** What a test file gets from useSite(). */
+export interface Site {
+  /** The site's address, `http://127.0.0.1:<port>/ai-engine-manager/`. */
+  url: string;
+  /** Absolute address of a path relative to the site root (`'api/'`). */
+  at(path: string): string;
+  /** A page in a fresh browser context (its own storage), guarded against outside requests. */
+  newPage(options?: BrowserContextOptions): Promise<Page>;
+  /** Serves the same build at another mount path, e.g. `/` for the wrong-baseUrl case. */
+  serveAt(mount: string): Promise<StaticSite>;
+}
+
+/** Loads a page and waits until React has taken it over, so that it reacts to input. */
+export async function openPage(page: Page, url: string): Promise<number | undefined> {
+  const response = await page.goto(url);
+  await page.locator('html[data-has-hydrated="true"]').waitFor({ state: 'attached' });
+  return response?.status();
+}
+
+/**
+ * Starts the server and Chromium for the test file, and after each test closes its contexts and
+ * fails it if any page tried to reach another host.
+ */
+export function useSite(): () => Site {
+  let site: Site | undefined;
+  let server: StaticSite | undefined;
+  const extraServers: StaticSite[] = [];
+  let browser: Browser | undefined;
+  const contexts: BrowserContext[] = [];
+  const outside: string[] = [];
+
+  beforeAll(async () => {
+    if (!existsSync(join(TEST_BUILD, 'index.html')))
+      throw new Error(`${TEST_BUILD} is missing: build it with 'make docs-test-build'`);
+    mkdirSync(ARTIFACTS, { recursive: true });
+    server = await serveStaticSite({ root: TEST_BUILD, mount: BASE_PATH });
+    // Playwright starts Chromium on a fresh, temporary profile folder of its own.
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    const origin = server.url;
+    site = {
+      url: origin,
+      at: (path) => new URL(path, origin).href,
+      newPage: async (options) => {
+        if (!browser) throw new Error('Chromium is not running');
+        const context = await browser.newContext({ viewport: DESKTOP, ...options });
+        contexts.push(context);
+        await context.route(
+          (url) => url.hostname !== '127.0.0.1',
+          (route) => {
+            outside.push(route.request().url());
+            return route.abort('blockedbyclient');
+          },
+        );
+        return context.newPage();
+      },
+      serveAt: async (mount) => {
+        const extra = await serveStaticSite({ root: TEST_BUILD, mount });
+        extraServers.push(extra);
+        return extra;
+      },
+    };
+  });
+
+  afterEach(async () => {
+    await Promise.all(contexts.splice(0).map((context) => context.close()));
+    const leaked = outside.splice(0);
+    expect(leaked).toEqual([]);
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await Promise.all([server?.close(), ...extraServers.map((extra) => extra.close())]);
+  });
+
+  return () => {
+    if (!site) throw new Error('useSite() is used before its beforeAll hook ran');
+    return site;
+  };
+}
