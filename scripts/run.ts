@@ -7,12 +7,13 @@ import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'no
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CoreV1Api } from '@kubernetes/client-node';
-import { allowAll } from '../gateway/src/auth/authorizer.ts';
+import { authFromEnvironment } from '../gateway/src/auth/config.ts';
 import { startGateway } from '../gateway/src/gateway.ts';
 import { apiHandlers } from '../gateway/src/services/api.ts';
 import { ResourceStore } from '../gateway/src/store/store.ts';
 import { startCluster } from '../test/cluster/cluster.ts';
 import { untilSignal } from '../test/cluster/cli.ts';
+import { startLocalIdentity, type LocalUser } from '../test/identity/local-identity.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const RUN = join(ROOT, '.run');
@@ -29,6 +30,8 @@ export interface StackInfo {
   restUrl: string;
   /** The gRPC address, host:port. */
   grpcAddress: string;
+  /** The embedded OpenID provider and its users' tokens; absent with AIEM_OIDC_ISSUER_URL. */
+  identity?: { issuerUrl: string; clientId: string; audience: string; users: Record<string, LocalUser> };
 }
 
 /** Listening addresses, from AIEM_HOST, AIEM_REST_PORT and AIEM_GRPC_PORT. */
@@ -59,12 +62,23 @@ const host = process.env['AIEM_HOST'] ?? '127.0.0.1';
 const restPort = port('AIEM_REST_PORT', 8080);
 // Where users reach engines (notebook access URIs); the gateway's own address locally.
 const publicUrl = process.env['AIEM_PUBLIC_URL'] ?? `http://${host}:${restPort}`;
-// Local development: every call acts as the development identity, and every action is allowed.
+// Tokens of the embedded OpenID provider, unless AIEM_OIDC_ISSUER_URL names another issuer.
+const identity =
+  process.env['AIEM_OIDC_ISSUER_URL'] === undefined
+    ? await startLocalIdentity({
+        host,
+        port: port('AIEM_IDENTITY_PORT', 8081),
+        // A working day, so that copied access tokens outlast a session of trying things.
+        accessTokenTtlSeconds: 12 * 60 * 60,
+      })
+    : undefined;
+const auth = authFromEnvironment({ ...process.env, ...identity?.environment });
 const gateway = await startGateway({
   host,
   restPort,
   grpcPort: port('AIEM_GRPC_PORT', 9090),
-  handlers: apiHandlers({ store, authorizer: allowAll, publicUrl }),
+  handlers: apiHandlers({ store, authorizer: auth.authorizer, publicUrl }),
+  authenticate: auth.authenticate,
   version,
 });
 mkdirSync(join(RUN, 'stack'), { recursive: true });
@@ -77,6 +91,16 @@ const info: StackInfo = {
   logs: cluster.runDir,
   restUrl: gateway.restUrl,
   grpcAddress: gateway.grpcAddress,
+  ...(identity
+    ? {
+        identity: {
+          issuerUrl: identity.provider.issuer,
+          clientId: identity.provider.clientId,
+          audience: identity.provider.audience,
+          users: identity.users,
+        },
+      }
+    : {}),
 };
 writeFileSync(STACK, `${JSON.stringify(info, null, 2)}\n`);
 console.log(
@@ -89,14 +113,37 @@ console.log(
     `  kubeconfig       ${info.kubeconfig}`,
     `  component logs   ${info.logs}`,
     `  details          ${STACK}`,
+    ...identityLines(info),
     '',
     `Try: KUBECONFIG=${info.kubeconfig} ${join(info.kubectlDir, 'kubectl')} get nodes,crds`,
     'Press Ctrl+C to stop everything.',
     '',
   ].join('\n'),
 );
+/** How to call the API as each local user, when the embedded provider runs. */
+function identityLines({ identity, restUrl }: StackInfo): string[] {
+  if (identity === undefined) return [];
+  const users = Object.entries(identity.users).map(
+    ([id, user]) =>
+      `  ${id.padEnd(6)} ${user.subject} (roles: ${user.roles.join(', ')})\n` +
+      `         refresh token ${user.refreshToken}\n` +
+      `         access token  ${user.accessToken}`,
+  );
+  return [
+    `  OpenID issuer    ${identity.issuerUrl}  (client ${identity.clientId})`,
+    '',
+    'Users (tokens also in the details file):',
+    ...users,
+    '',
+    `Try: curl -H "Authorization: Bearer <access token>" ${restUrl}/v1/workspaces/global/daiEngineVersions`,
+    `Python: h2o_engine_manager.login_custom(endpoint="${restUrl}", refresh_token=<refresh token>, issuer_url="${identity.issuerUrl}", client_id="${identity.clientId}")`,
+  ];
+}
+
 await stopped;
 console.error('Stopping');
 rmSync(STACK, { force: true });
 await gateway.stop();
+auth.close();
+await identity?.provider.stop();
 await cluster.stop();

@@ -1,4 +1,5 @@
-import { credentials, type ServiceError } from '@grpc/grpc-js';
+import { credentials, Metadata, type ServiceError } from '@grpc/grpc-js';
+import { unauthenticated } from './errors/api-error.ts';
 import { EngineServiceClient } from './gen/ai/h2o/engine/v1/engine_service.pb.ts';
 import { startGateway, type Gateway } from './gateway.ts';
 
@@ -10,6 +11,11 @@ beforeAll(async () => {
     restPort: 0,
     grpcPort: 0,
     handlers: {},
+    // Only calls with credentials pass; /version and the health checks need none.
+    authenticate: (headers) =>
+      headers['authorization'] === 'Bearer ok'
+        ? Promise.resolve({ subject: 'users/u', displayName: 'U', roles: [] })
+        : Promise.reject(unauthenticated()),
     version: '1.2.0',
   });
 });
@@ -28,9 +34,31 @@ describe('startGateway()', () => {
   });
 
   test('serves the API routes over REST and gRPC on separate ports', async () => {
-    const rest = await fetch(`${gateway.restUrl}/v1/workspaces%2F-/engines`);
+    const rest = await fetch(`${gateway.restUrl}/v1/workspaces%2F-/engines`, {
+      headers: { Authorization: 'Bearer ok' },
+    });
     expect(rest.status).toBe(501);
     expect(await rest.json()).toMatchObject({ code: 12 });
+    const client = new EngineServiceClient(gateway.grpcAddress, credentials.createInsecure());
+    const metadata = new Metadata();
+    metadata.set('authorization', 'Bearer ok');
+    const error = await new Promise<ServiceError | null>((resolve) => {
+      client.listEngines(
+        { parent: 'workspaces/-', pageSize: 0, pageToken: '', orderBy: '', filter: '' },
+        metadata,
+        (e) => {
+          resolve(e);
+        },
+      );
+    });
+    client.close();
+    expect(error?.code).toBe(12);
+  });
+
+  test('authenticates API calls before routing, over REST and gRPC', async () => {
+    const rest = await fetch(`${gateway.restUrl}/v1/no/such/route`);
+    expect(rest.status).toBe(401);
+    expect(await rest.json()).toMatchObject({ code: 16 });
     const client = new EngineServiceClient(gateway.grpcAddress, credentials.createInsecure());
     const error = await new Promise<ServiceError | null>((resolve) => {
       client.listEngines(
@@ -41,6 +69,6 @@ describe('startGateway()', () => {
       );
     });
     client.close();
-    expect(error?.code).toBe(12);
+    expect(error?.code).toBe(16);
   });
 });

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { ServerCredentials } from '@grpc/grpc-js';
 import express from 'express';
 import { grpcServer } from './grpc/server.ts';
-import { developmentIdentity, type Authenticate, type Handlers } from './call/handler.ts';
+import type { Authenticate, Handlers } from './call/handler.ts';
 import { restRouter } from './rest/mux.ts';
 
 /** Where the gateway listens; port 0 picks a free one. */
@@ -12,8 +12,8 @@ export interface GatewayOptions {
   restPort: number;
   grpcPort: number;
   handlers: Handlers;
-  /** Who is calling; the development identity when unset. */
-  authenticate?: Authenticate;
+  /** Who is calling: runs before routing on every REST and gRPC call (not on /version or health). */
+  authenticate: Authenticate;
   /** The product version that `GET /version` reports. */
   version: string;
 }
@@ -39,7 +39,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   app.get(['/healthz', '/readyz'], (_req, res) => {
     res.type('text/plain').send('ok');
   });
-  const authenticate = options.authenticate ?? developmentIdentity;
+  const { authenticate } = options;
   app.use('/', restRouter(options.handlers, authenticate));
   const http: HttpServer = await new Promise((resolve, reject) => {
     const server = app.listen(options.restPort, options.host, () => {

@@ -1,7 +1,8 @@
 """Drives the published h2o-engine-manager client, unmodified, against a running gateway.
 
 Usage: python engines.py <aiem_url> <workspace>
-Sets up profiles, versions and an image in the workspace, then exercises engines through the
+Logs in as an administrator and as a user (see compat_login.py). The administrator sets up
+profiles, versions and an image in the workspace; the user exercises engines through the
 client's own classes: a DAI engine (profile defaults, filtered and ordered list, masked update,
 pause, resume, resize, delete), an H2O engine (create, size recommendation, terminate) and a
 notebook engine (create with an image, access). No operator runs, so engines stay STARTING:
@@ -10,7 +11,7 @@ Prints one line per step and exits non-zero on the first mismatch.
 """
 import sys
 
-from h2o_engine_manager.clients.connection_config import ConnectionConfig
+from compat_login import connection
 from h2o_engine_manager.clients.constraint.profile_constraint_duration import ProfileConstraintDuration
 from h2o_engine_manager.clients.constraint.profile_constraint_numeric import ProfileConstraintNumeric
 from h2o_engine_manager.clients.dai_engine.dai_engine_client import DAIEngineClient
@@ -33,7 +34,8 @@ from h2o_engine_manager.clients.notebook_engine_image.image import NotebookEngin
 from h2o_engine_manager.clients.notebook_engine_profile.client import NotebookEngineProfileClient
 from h2o_engine_manager.clients.notebook_engine_profile.profile import NotebookEngineProfile
 
-config = ConnectionConfig(aiem_url=sys.argv[1], token_provider=lambda: "development")
+config = connection(sys.argv[1], "admin")
+user = connection(sys.argv[1], "user")
 workspace = sys.argv[2]
 parent = f"workspaces/{workspace}"
 
@@ -87,12 +89,21 @@ image = NotebookEngineImageClient(config).create_notebook_engine_image(
     parent=parent, notebook_engine_image=NotebookEngineImage(image="jupyter:1"), notebook_engine_image_id="jupyter"
 )
 
-# A DAI engine with the profile's defaults.
-dai = DAIEngineClient(connection_config=config, default_workspace_id=workspace)
+try:
+    DAIEngineProfileClient(user).create_dai_engine_profile(
+        parent=parent, dai_engine_profile=dai_profile, dai_engine_profile_id="mine"
+    )
+    check("a user may not define profiles", False)
+except CustomApiException as e:
+    check("a user may not define profiles", "403" in str(e))
+
+# A DAI engine with the profile's defaults, created by the user.
+dai = DAIEngineClient(connection_config=user, default_workspace_id=workspace)
 engine = dai.create_engine(engine_id="e1", profile=dai_profile.name, dai_engine_version=f"{parent}/daiEngineVersions/latest")
 check("DAI: create takes the profile's defaults", engine.cpu == 2 and engine.memory_bytes == "4Gi" and engine.storage_bytes == "10Gi")
 check("DAI: the alias resolves to the version", engine.dai_engine_version == dai_version.name)
 check("DAI: a new engine is starting", str(engine.state).endswith("STARTING"))
+check("DAI: the creator is the signed-in user", engine.creator == "users/user" and engine.creator_display_name == "Una User")
 dai.create_engine(engine_id="e2", profile=dai_profile.name, dai_engine_version=dai_version.name, cpu=4, display_name="big")
 page = dai.list_engines(filter="cpu > 2", order_by="cpu desc")
 check("DAI: list with a filter", [e.name.split("/")[-1] for e in page.engines] == ["e2"] and page.total_size == 1)
@@ -117,7 +128,7 @@ dai.get_engine("e2").delete()
 check("DAI: delete removes the engine", dai.list_engines().total_size == 0)
 
 # An H2O engine, a size recommendation, and terminate.
-h2o = H2OEngineClient(connection_config=config, default_workspace_id=workspace)
+h2o = H2OEngineClient(connection_config=user, default_workspace_id=workspace)
 cluster = h2o.create_engine(engine_id="h1", node_count=2, profile=h2o_profile.name, h2o_engine_version=h2o_version.name)
 check("H2O: create keeps the node count and fills the rest", cluster.node_count == 2 and cluster.cpu == 2)
 size = h2o.calculate_h2o_engine_size_raw_dataset(
@@ -129,7 +140,7 @@ cluster.terminate()
 check("H2O: terminate is accepted", h2o.get_engine("h1").name == cluster.name)
 
 # A notebook engine from an image, and its address.
-notebooks = NotebookEngineClient(connection_config=config)
+notebooks = NotebookEngineClient(connection_config=user)
 notebook = notebooks.create_notebook_engine(
     parent=parent, notebook_engine=NotebookEngine(profile=notebook_profile.name, notebook_image=image.name), notebook_engine_id="n1"
 )

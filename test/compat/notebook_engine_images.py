@@ -6,13 +6,13 @@ Prints one line per step and exits non-zero on the first mismatch.
 """
 import sys
 
-from h2o_engine_manager.clients.connection_config import ConnectionConfig
+from compat_login import connection
 from h2o_engine_manager.clients.exception import CustomApiException
 from h2o_engine_manager.clients.notebook_engine_image.client import NotebookEngineImageClient
 from h2o_engine_manager.clients.notebook_engine_image.image import NotebookEngineImage
 
 url = sys.argv[1]
-client = NotebookEngineImageClient(ConnectionConfig(aiem_url=url, token_provider=lambda: "development"))
+client = NotebookEngineImageClient(connection(url, "admin"))
 parent = f"workspaces/{sys.argv[2]}"
 
 

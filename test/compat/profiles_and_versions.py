@@ -7,7 +7,7 @@ Prints one line per step and exits non-zero on the first mismatch.
 """
 import sys
 
-from h2o_engine_manager.clients.connection_config import ConnectionConfig
+from compat_login import connection
 from h2o_engine_manager.clients.constraint.profile_constraint_duration import ProfileConstraintDuration
 from h2o_engine_manager.clients.constraint.profile_constraint_numeric import ProfileConstraintNumeric
 from h2o_engine_manager.clients.dai_engine_profile.client import DAIEngineProfileClient
@@ -23,7 +23,7 @@ from h2o_engine_manager.clients.h2o_engine_version.version import H2OEngineVersi
 from h2o_engine_manager.clients.notebook_engine_profile.client import NotebookEngineProfileClient
 from h2o_engine_manager.clients.notebook_engine_profile.profile import NotebookEngineProfile
 
-config = ConnectionConfig(aiem_url=sys.argv[1], token_provider=lambda: "development")
+config = connection(sys.argv[1], "admin")
 parent = f"workspaces/{sys.argv[2]}"
 copies = f"workspaces/{sys.argv[2]}-copies"
 

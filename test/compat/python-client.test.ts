@@ -1,41 +1,23 @@
 import { execFile } from 'node:child_process';
 import { homedir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { CoreV1Api } from '@kubernetes/client-node';
-import { allowAll } from '../../gateway/src/auth/authorizer.ts';
-import { startGateway, type Gateway } from '../../gateway/src/gateway.ts';
-import { apiHandlers } from '../../gateway/src/services/api.ts';
-import { ResourceStore } from '../../gateway/src/store/store.ts';
-import { useCluster } from '../helpers/use-cluster.ts';
+import { useApiServer } from '../helpers/api-server.ts';
+import { useIdentity } from '../helpers/use-identity.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const CRDS = resolve(HERE, '..', '..', 'crds');
 const CACHE = process.env['AIEM_CACHE'] ?? join(homedir(), '.cache', 'ai-engine-manager');
 // `make python-clients` installs these; the Makefile is where the pinned versions live.
 const VERSIONS = (process.env['PYTHON_CLIENT_VERSIONS'] ?? '1.4.0 1.10.2').split(/\s+/).filter(Boolean);
-const cluster = useCluster();
-let gateway: Gateway;
-
-beforeAll(async () => {
-  await cluster().kubectl(['apply', '-f', CRDS]);
-  await cluster().kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
-  const namespaces = cluster().kubeConfig.makeApiClient(CoreV1Api);
-  await namespaces.createNamespace({ body: { metadata: { name: 'compat' } } });
-  const store = new ResourceStore(cluster().kubeConfig, 'compat');
-  gateway = await startGateway({
-    host: '127.0.0.1',
-    restPort: 0,
-    grpcPort: 0,
-    handlers: apiHandlers({ store, authorizer: allowAll }),
-    version: 'test',
-  });
+// Real tokens and the default policy: an administrator sets things up, a user runs engines.
+const { identity, authenticate, authorizer } = useIdentity({
+  accounts: [
+    { id: 'admin', name: 'Ada Admin', roles: ['admin'] },
+    { id: 'user', name: 'Una User', roles: ['data-scientist'] },
+  ],
 });
-
-afterAll(async () => {
-  await gateway.stop();
-});
+const api = useApiServer({ namespace: 'compat', authenticate, authorizer });
 
 describe.each(VERSIONS)('the h2o-engine-manager %s Python client, unmodified', (version) => {
   test.each([
@@ -52,11 +34,20 @@ describe.each(VERSIONS)('the h2o-engine-manager %s Python client, unmodified', (
     ['creates and manages DAI, H2O and notebook engines', 'engines.py', 'engines'],
   ])('%s', async (_what, script, workspace) => {
     const python = join(CACHE, `python-client-${version}`, 'bin', 'python');
-    const { stdout } = await promisify(execFile)(python, [
-      join(HERE, script),
-      gateway.restUrl,
-      `${workspace}-${version.replaceAll('.', '-')}`,
-    ]).catch((error: unknown) => {
+    const { provider } = identity();
+    // Each run logs in anew with the refresh tokens, as `login_custom` does for users.
+    const env = {
+      ...process.env,
+      AIEM_ISSUER_URL: provider.issuer,
+      AIEM_CLIENT_ID: provider.clientId,
+      AIEM_ADMIN_REFRESH_TOKEN: await provider.refreshToken('admin'),
+      AIEM_USER_REFRESH_TOKEN: await provider.refreshToken('user'),
+    };
+    const { stdout } = await promisify(execFile)(
+      python,
+      [join(HERE, script), api().gateway.restUrl, `${workspace}-${version.replaceAll('.', '-')}`],
+      { env },
+    ).catch((error: unknown) => {
       const out =
         typeof error === 'object' && error !== null && 'stdout' in error ? String(error.stdout) : '';
       const err =

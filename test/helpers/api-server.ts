@@ -8,13 +8,14 @@ import {
   type ServiceError,
 } from '@grpc/grpc-js';
 import { CoreV1Api } from '@kubernetes/client-node';
-import { allowAll, type Authorizer } from '../../gateway/src/auth/authorizer.ts';
+import type { Authorizer } from '../../gateway/src/auth/authorizer.ts';
 import type { Authenticate } from '../../gateway/src/call/handler.ts';
 import { startGateway, type Gateway } from '../../gateway/src/gateway.ts';
 import { SERVICE_DEFINITIONS } from '../../gateway/src/grpc/server.ts';
 import { apiHandlers } from '../../gateway/src/services/api.ts';
 import { ResourceStore } from '../../gateway/src/store/store.ts';
 import type { Cluster } from '../cluster/cluster.ts';
+import { allowAll, developmentIdentity } from './development-identity.ts';
 import { useCluster } from './use-cluster.ts';
 
 const CRDS = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'crds');
@@ -42,7 +43,9 @@ export interface ApiServer {
 /** Options of {@link useApiServer}. */
 export interface ApiServerOptions {
   namespace: string;
+  /** What callers may do; everything when unset. */
   authorizer?: Authorizer;
+  /** Who is calling; the stand-in development identity when unset. */
   authenticate?: Authenticate;
 }
 
@@ -67,7 +70,7 @@ export function useApiServer(options: ApiServerOptions): () => ApiServer {
       restPort: 0,
       grpcPort: 0,
       handlers: apiHandlers({ store, authorizer: options.authorizer ?? allowAll }),
-      ...(options.authenticate ? { authenticate: options.authenticate } : {}),
+      authenticate: options.authenticate ?? developmentIdentity,
       version: 'test',
     });
     server = {

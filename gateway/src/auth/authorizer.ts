@@ -1,6 +1,6 @@
 /** Who is calling: the subject and display name from the identity token, and its roles. */
 export interface Caller {
-  /** e.g. `users/397b8c16-f4cb-4b2c-8d0f-0d8b9b2d7e33`. */
+  /** `users/<subject claim>`, e.g. `users/397b8c16-f4cb-4b2c-8d0f-0d8b9b2d7e33`. */
   subject: string;
   displayName: string;
   roles: readonly string[];
@@ -13,16 +13,24 @@ export interface Caller {
 export interface Authorizer {
   /** @throws ApiError PERMISSION_DENIED when the caller may not */
   check(caller: Caller, permission: string, workspace: string): Promise<void>;
+  /**
+   * Whether the caller administers the workspace: acts on every user's engines there, not only
+   * its own (the permission {@link ADMINISTER}).
+   */
+  isAdministrator(caller: Caller, workspace: string): Promise<boolean>;
 }
 
-/** The identity of every call while authentication is not configured (local development). */
-export const DEVELOPMENT_CALLER: Caller = {
-  subject: 'users/developer',
-  displayName: 'Developer',
-  roles: ['admin'],
-};
+/** The prefix of every permission name. */
+export const PERMISSION_PREFIX = 'actions/enginemanager/';
 
-/** Allows everything: for local development only, until the policy-based authorizer exists. */
-export const allowAll: Authorizer = {
-  check: () => Promise.resolve(),
-};
+/**
+ * Held on a workspace, it makes the caller an administrator there: it sees and acts on every
+ * user's engines, not only its own, and may hand engines to other users (MIGRATE_CREATOR).
+ */
+export const ADMINISTER = `${PERMISSION_PREFIX}engines/ADMINISTER`;
+
+/** Listing engines of every workspace (parent `workspaces/-`), checked on the workspace `-`. */
+export const LIST_ALL = `${PERMISSION_PREFIX}engines/LIST_ALL`;
+
+/** The workspace that stands for all workspaces in `workspaces/-`. */
+export const ALL_WORKSPACES = '-';

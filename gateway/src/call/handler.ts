@@ -1,4 +1,4 @@
-import { DEVELOPMENT_CALLER, type Caller } from '../auth/authorizer.ts';
+import type { Caller } from '../auth/authorizer.ts';
 
 /** What a handler knows about the call besides its request message. */
 export interface CallContext {
@@ -24,6 +24,3 @@ export type CallHeaders = Readonly<Record<string, string | undefined>>;
  * @throws ApiError UNAUTHENTICATED when the credentials are missing or not valid
  */
 export type Authenticate = (headers: CallHeaders) => Promise<Caller>;
-
-/** Every call acts as the development identity: local development without an identity provider. */
-export const developmentIdentity: Authenticate = () => Promise.resolve(DEVELOPMENT_CALLER);

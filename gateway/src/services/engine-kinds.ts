@@ -52,13 +52,12 @@ function shapeDaiConfig(
 /** The engine's new storage size, checked against its state and its profile's storage maximum. */
 async function resized(
   store: EngineStore,
-  request: Record<string, unknown>,
-  field: string,
+  { request, field, context }: { request: Record<string, unknown>; field: string; context: CallContext },
 ): Promise<{ engine: Engine; rv: string; intent: Record<string, boolean> }> {
   const name = request[field] as string;
   const newBytes = request['newStorageBytes'] as string;
   if (newBytes === '0') throw invalidArgument('new_storage_bytes', 'is required');
-  const current = await store.get(name);
+  const current = await store.reach(name, context, 'act');
   const engine = current.engine;
   checkResize(
     BigInt(engine.storageBytes ?? '0'),
@@ -84,7 +83,7 @@ function resizeHandler(store: EngineStore, nameField: string): Handler {
       'RESIZE_STORAGE',
       store.workspaceOf(request[nameField] as string, nameField),
     );
-    const { engine, rv, intent } = await resized(store, request, nameField);
+    const { engine, rv, intent } = await resized(store, { request, field: nameField, context });
     return { [store.names.field]: await store.save(engine, rv, intent) };
   };
 }
@@ -95,7 +94,7 @@ function upgradeHandler(store: EngineStore): Handler {
     const name = request['daiEngine'] as string;
     const workspace = store.workspaceOf(name, 'dai_engine');
     await store.authorize(context, 'UPGRADE_DAI_ENGINE_VERSION', workspace);
-    const current = await store.get(name);
+    const current = await store.reach(name, context, 'act');
     checkChangeable('upgrade', store.stateName(current.engine));
     const version = await resolveReference(store.deps.store, RESOURCE_KINDS.DAIEngineVersion, {
       name: request['newDaiEngineVersion'] as string,
@@ -131,7 +130,16 @@ function upgradeHandler(store: EngineStore): Handler {
 function migrateCreatorHandler(store: EngineStore): Handler {
   return async (request, context) => {
     const name = request['daiEngine'] as string;
-    await store.authorize(context, 'MIGRATE_CREATOR', store.workspaceOf(name, 'dai_engine'));
+    const workspace = store.workspaceOf(name, 'dai_engine');
+    await store.authorize(context, 'MIGRATE_CREATOR', workspace);
+    // Handing an engine to someone else acts for two users: administrators only, whatever the
+    // policy grants, and decided before anything is looked up.
+    if (!(await store.administers(context, workspace)))
+      throw new ApiError(
+        Code.PERMISSION_DENIED,
+        `Only administrators of "workspaces/${workspace}" may hand engines to other users`,
+        { reason: 'ADMINISTRATORS_ONLY' },
+      );
     const newCreator = request['newCreator'] as string;
     if (!/^users\/[^/]+$/.test(newCreator))
       throw invalidArgument('new_creator', `"${newCreator}" is not a user name such as "users/123"`);
@@ -149,7 +157,7 @@ function downloadLogsHandler(store: EngineStore, nameField: string): Handler {
   return async (request, context) => {
     const name = request[nameField] as string;
     await store.authorize(context, 'DOWNLOAD_LOGS', store.workspaceOf(name, nameField));
-    await store.get(name);
+    await store.reach(name, context, 'act');
     return { logs: { contentType: 'text/plain', data: new Uint8Array(), extensions: [] } };
   };
 }
@@ -254,7 +262,7 @@ export function notebookEngineService(deps: EngineServiceDeps): Handlers {
     [rpc('AccessNotebookEngine')]: async (request, context: CallContext) => {
       const name = request['notebookEngine'] as string;
       await store.authorize(context, 'ACCESS', store.workspaceOf(name, 'notebook_engine'));
-      await store.get(name);
+      await store.reach(name, context, 'see');
       return { uri: `${base}/${name}/` };
     },
   };

@@ -6,7 +6,13 @@
  */
 import { RESOURCE_KINDS, type ResourceKind } from '../../../shared/resources.ts';
 import type { CallContext, Handler, Handlers } from '../call/handler.ts';
-import { ApiError, invalidArgument, invalidFields, type FieldViolation } from '../errors/api-error.ts';
+import {
+  ApiError,
+  invalidArgument,
+  invalidFields,
+  notFound,
+  type FieldViolation,
+} from '../errors/api-error.ts';
 import { Code } from '../errors/code.ts';
 import { MESSAGES } from '../gen/messages.ts';
 import {
@@ -17,6 +23,7 @@ import {
 } from '../engines/settings.ts';
 import { newestFirst, type ListedEngine, type ListSchemas } from '../engines/list-fields.ts';
 import { checkChangeable, checkPause, checkResume, checkTerminate } from '../engines/lifecycle.ts';
+import { allowsUse, engineAccess, type EngineUse } from '../engines/ownership.ts';
 import { compileFilter, compileOrder } from '../list/filter.ts';
 import { page } from '../list/pagination.ts';
 import { KeyedLock } from '../store/keyed-lock.ts';
@@ -151,6 +158,41 @@ export class EngineStore {
     return { ...stored, engine: stored.message as unknown as Engine };
   }
 
+  /** Whether the caller administers `workspace`: reaches every user's engines there. */
+  administers(context: CallContext, workspace: string): Promise<boolean> {
+    return this.deps.authorizer.isAdministrator(context.caller, workspace);
+  }
+
+  /**
+   * The engine of `name`, if the caller may `use` it (see `engines/ownership.ts`). Another
+   * user's engine is NOT_FOUND, exactly as a missing one, so that nobody learns which engines
+   * others have; a shared notebook engine, which every user of the workspace sees, is
+   * PERMISSION_DENIED to act on for anyone but its creator and administrators.
+   */
+  async reach(name: string, context: CallContext, use: EngineUse): Promise<Stored & { engine: Engine }> {
+    const [found, administrator] = await Promise.all([
+      this.get(name),
+      this.administers(context, this.workspaceOf(name)),
+    ]);
+    const access = engineAccess(found.engine, context.caller, administrator);
+    if (allowsUse(access, use)) return found;
+    if (access === 'none') throw notFound(name);
+    throw new ApiError(
+      Code.PERMISSION_DENIED,
+      `Only the creator of "${name}" or an administrator may change it; it is shared to see and open only`,
+      { reason: 'NOT_ENGINE_CREATOR' },
+    );
+  }
+
+  /** The engines of a workspace that the caller sees: its own and shared ones, or all for administrators. */
+  async visible(workspace: string, context: CallContext): Promise<(Stored & { engine: Engine })[]> {
+    const [all, administrator] = await Promise.all([
+      this.all(workspace),
+      this.administers(context, workspace),
+    ]);
+    return all.filter((s) => engineAccess(s.engine, context.caller, administrator) !== 'none');
+  }
+
   async all(workspace: string): Promise<(Stored & { engine: Engine })[]> {
     return (await this.deps.store.list(this.kind.kind, workspace)).map((s) => ({
       ...s,
@@ -256,8 +298,11 @@ function createHandler(store: EngineStore): Handler {
     const draft: Engine = {
       ...input,
       name,
+      // Audit fields come from the verified identity only, never from the request.
       creator: context.caller.subject,
       creatorDisplayName: context.caller.displayName,
+      updater: '',
+      updaterDisplayName: '',
     };
     const profile = await store.profile(draft, prefix, context);
     const version = await resolveReference(store.deps.store, kind.versionKind, {
@@ -303,7 +348,7 @@ function listHandler(store: EngineStore): Handler {
     const orderBy = (request['orderBy'] as string | undefined) ?? '';
     const matches = kind.lists ? compileFilter(filter, kind.lists.filter) : () => true;
     const order = kind.lists ? compileOrder(orderBy, kind.lists.order, newestFirst) : newestFirst;
-    const engines = (await store.all(workspace))
+    const engines = (await store.visible(workspace, context))
       .map((s) => s.engine)
       .filter(matches)
       .sort(order);
@@ -343,7 +388,7 @@ function updateHandler(store: EngineStore): Handler {
     await store.authorize(context, 'UPDATE', store.workspaceOf(input.name, `${names.snakeField}.name`));
     const paths = resolveUpdateMask(kind.mask, request['updateMask'] as string[] | undefined);
     if (paths instanceof Error) throw paths;
-    const current = await store.get(input.name).catch((error: unknown) => {
+    const current = await store.reach(input.name, context, 'act').catch((error: unknown) => {
       if (request['allowMissing'] === true && error instanceof ApiError && error.code === Code.NOT_FOUND)
         return undefined;
       throw error;
@@ -378,7 +423,7 @@ function deleteHandler(store: EngineStore): Handler {
     await store.authorize(context, 'DELETE', store.workspaceOf(name));
     let current: Stored & { engine: Engine };
     try {
-      current = await store.get(name);
+      current = await store.reach(name, context, 'act');
     } catch (error: unknown) {
       if (request['allowMissing'] === true && error instanceof ApiError && error.code === Code.NOT_FOUND)
         return {};
@@ -401,7 +446,7 @@ function stopHandler(store: EngineStore, action: 'PAUSE' | 'RESUME' | 'TERMINATE
   return async (request, context) => {
     const name = request['name'] as string;
     await store.authorize(context, action, store.workspaceOf(name));
-    const current = await store.get(name);
+    const current = await store.reach(name, context, 'act');
     const state = store.stateName(current.engine);
     const stopped = current.intent[kind.stopIntent] === true;
     if (action === 'PAUSE') checkPause(state, stopped);
@@ -434,7 +479,7 @@ export function engineHandlers(
     [rpc(`Get${kind.kind.kind}`)]: async (request, context) => {
       const name = request['name'] as string;
       await store.authorize(context, 'GET', store.workspaceOf(name));
-      return { [names.field]: (await store.get(name)).engine };
+      return { [names.field]: (await store.reach(name, context, 'see')).engine };
     },
     [rpc(`List${kind.kind.kind}s`)]: listHandler(store),
     [rpc(`Update${kind.kind.kind}`)]: updateHandler(store),

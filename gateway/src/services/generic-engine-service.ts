@@ -1,12 +1,14 @@
 /** EngineService: one read-only list over DAI, H2O and notebook engines, in one or all workspaces. */
 import { RESOURCE_KINDS, type ResourceKind } from '../../../shared/resources.ts';
-import type { Handlers } from '../call/handler.ts';
+import { ALL_WORKSPACES, LIST_ALL, type Authorizer } from '../auth/authorizer.ts';
+import type { CallContext, Handlers } from '../call/handler.ts';
 import { invalidArgument } from '../errors/api-error.ts';
 import { Engine_State, Engine_Type } from '../gen/ai/h2o/engine/v1/engine.pb.ts';
 import { DAIEngine_State } from '../gen/ai/h2o/engine/v1/dai_engine.pb.ts';
 import { H2OEngine_State } from '../gen/ai/h2o/engine/v1/h2o_engine.pb.ts';
 import { NotebookEngine_State } from '../gen/ai/h2o/engine/v1/notebook_engine.pb.ts';
 import { engineListSchemas, newestFirst, type ListedEngine } from '../engines/list-fields.ts';
+import { engineAccess } from '../engines/ownership.ts';
 import { compileFilter, compileOrder } from '../list/filter.ts';
 import { page } from '../list/pagination.ts';
 import type { ResourceStore } from '../store/store.ts';
@@ -93,6 +95,28 @@ async function enginesIn(store: ResourceStore, workspace: string): Promise<Liste
   return lists.flat();
 }
 
+/**
+ * The engines the caller sees: its own and shared notebook engines, and every engine of the
+ * workspaces it administers.
+ */
+async function visibleEngines(
+  engines: readonly ListedEngine[],
+  authorizer: Authorizer,
+  context: CallContext,
+): Promise<ListedEngine[]> {
+  const workspaces = [...new Set(engines.map((e) => e.name.split('/')[1] ?? ''))];
+  const administered = new Set<string>();
+  await Promise.all(
+    workspaces.map(async (w) => {
+      if (await authorizer.isAdministrator(context.caller, w)) administered.add(w);
+    }),
+  );
+  return engines.filter((e) => {
+    const workspace = e.name.split('/')[1] ?? '';
+    return engineAccess(e, context.caller, administered.has(workspace)) !== 'none';
+  });
+}
+
 /** EngineService. Parent `workspaces/-` lists every workspace and needs LIST_ALL. */
 export function engineService(deps: ServiceDeps): Handlers {
   return {
@@ -105,14 +129,14 @@ export function engineService(deps: ServiceDeps): Handlers {
           `"${parent}" is not a workspace name such as "workspaces/default" or "workspaces/-"`,
         );
       const workspace = match[1];
-      const permission =
-        workspace === '-' ? 'actions/enginemanager/engines/LIST_ALL' : 'actions/enginemanager/engines/LIST';
+      const permission = workspace === ALL_WORKSPACES ? LIST_ALL : 'actions/enginemanager/engines/LIST';
       await deps.authorizer.check(context.caller, permission, workspace);
       const filter = (request['filter'] as string | undefined) ?? '';
       const orderBy = (request['orderBy'] as string | undefined) ?? '';
       const matches = compileFilter(filter, SCHEMAS.filter);
       const order = compileOrder(orderBy, SCHEMAS.order, newestFirst);
-      const engines = (await enginesIn(deps.store, workspace)).filter(matches).sort(order);
+      const all = await enginesIn(deps.store, workspace);
+      const engines = (await visibleEngines(all, deps.authorizer, context)).filter(matches).sort(order);
       const { items, nextPageToken } = page(
         engines,
         request as { pageSize?: number; pageToken?: string },
