@@ -489,8 +489,19 @@ describe('H2OEngineService and NotebookEngineService over REST', () => {
       storageBytes: String(10 * GIB),
       notebookImageInfo: { image: 'jupyter:1' },
     });
+    const before = Date.now();
     const access = await ok(api().rest('GET', `/v1/${enc('workspaces/nb/notebookEngines/n1')}:access`));
     expect(access['uri']).toMatch(/\/workspaces\/nb\/notebookEngines\/n1\/$/);
+    // Opening the notebook counts as activity, which the operator's idle limit reads.
+    const stored = (await api().cluster.kubeConfig.makeApiClient(CustomObjectsApi).getNamespacedCustomObject({
+      group: 'engine.h2o.ai',
+      version: 'v1',
+      namespace: NAMESPACE,
+      plural: 'notebookengines',
+      name: 'nb.n1',
+    })) as { metadata: { annotations?: Record<string, string> } };
+    const activity = Date.parse(stored.metadata.annotations?.['engine.h2o.ai/last-activity-time'] ?? '');
+    expect(activity).toBeGreaterThanOrEqual(before - 1000);
     const retired = await api().rest('POST', '/v1/workspaces/nb/notebookEngines?notebookEngineId=n2', {
       ...body,
       notebookImage: 'workspaces/global/notebookEngineImages/retired',

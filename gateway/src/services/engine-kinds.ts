@@ -1,6 +1,6 @@
 /** DAIEngineService, H2OEngineService and NotebookEngineService on the shared engine machinery. */
 import { withoutReservedKeys } from '../../../shared/dai-config.ts';
-import { RESOURCE_KINDS } from '../../../shared/resources.ts';
+import { LAST_ACTIVITY_ANNOTATION, RESOURCE_KINDS } from '../../../shared/resources.ts';
 import type { CallContext, Handler, Handlers } from '../call/handler.ts';
 import { ApiError, invalidArgument, type FieldViolation } from '../errors/api-error.ts';
 import { Code } from '../errors/code.ts';
@@ -263,6 +263,10 @@ export function notebookEngineService(deps: EngineServiceDeps): Handlers {
       const name = request['notebookEngine'] as string;
       await store.authorize(context, 'ACCESS', store.workspaceOf(name, 'notebook_engine'));
       await store.reach(name, context, 'see');
+      // Opening a notebook is user activity: it restarts the engine's idle time.
+      await store.deps.store.annotate(store.kind.kind, name, {
+        [LAST_ACTIVITY_ANNOTATION]: store.now().toISOString(),
+      });
       return { uri: `${base}/${name}/` };
     },
   };

@@ -122,6 +122,24 @@ export class ResourceStore {
     );
   }
 
+  /**
+   * Sets annotations on the resource's object (not part of the API message), e.g. the time of a
+   * user's latest activity, which the operator reads. NOT_FOUND when it is gone.
+   */
+  async annotate(
+    kind: ResourceKind,
+    name: string,
+    annotations: Readonly<Record<string, string>>,
+  ): Promise<void> {
+    const { workspace, id } = splitName(kind, name);
+    await this.call(name, 'update', () =>
+      this.api.patchNamespacedCustomObject(
+        { ...this.target(kind), name: objectName(workspace, id), body: { metadata: { annotations } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      ),
+    );
+  }
+
   /** Deletes the resource, if given only while it is at `resourceVersion`; NOT_FOUND when gone. */
   async delete(kind: ResourceKind, name: string, resourceVersion?: string): Promise<void> {
     const { workspace, id } = splitName(kind, name);
