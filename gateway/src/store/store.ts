@@ -108,11 +108,12 @@ export class ResourceStore {
         ...this.target(kind),
         name: resource.metadata.name,
       })) as CustomResource;
-      return this.api.replaceNamespacedCustomObject({
+      const body = { ...resource, metadata: { ...current.metadata, ...resource.metadata } };
+      return (await this.api.replaceNamespacedCustomObject({
         ...this.target(kind),
         name: resource.metadata.name,
-        body: { ...resource, metadata: { ...current.metadata, ...resource.metadata } },
-      });
+        body,
+      })) as CustomResource;
     });
     return this.writeStatus(
       kind,
