@@ -67,6 +67,7 @@ const config: Config = {
   markdown: { hooks: { onBrokenMarkdownLinks: 'throw' } },
   i18n: { defaultLocale: 'en', locales: ['en'] },
   customFields: { productVersion },
+  clientModules: ['./src/client/html-endings.ts'],
   // Rspack and SWC instead of webpack and Babel: the build is several times faster. Faster's
   // parallel page rendering needs the one v4 flag below; the other v4 flags stay off.
   future: { faster: true, v4: { removeLegacyPostBuildHeadAttribute: true } },

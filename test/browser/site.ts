@@ -2,7 +2,8 @@
  * Browser test harness for the documentation site: the test build (`make docs-test-build`)
  * served by a plain static server on 127.0.0.1, and the machine's Chromium driven headless by
  * playwright-core. Every page is guarded: a request to any host but 127.0.0.1 is refused and
- * recorded, and the test fails on it, unless a test routes it itself (the faked search API).
+ * recorded, and the test fails on it, unless a test routes it itself (the faked search API);
+ * an uncaught error in a page fails the test too.
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -49,6 +50,8 @@ export interface Site {
   at(path: string): string;
   /** A page in a fresh browser context (its own storage), guarded against outside requests. */
   newPage(options?: BrowserContextOptions): Promise<Page>;
+  /** Lets this test's pages throw uncaught errors matching `pattern` (a provoked failure). */
+  tolerateUncaught(pattern: RegExp): void;
   /** Serves the same build at another mount path, e.g. `/` for the wrong-baseUrl case. */
   serveAt(mount: string): Promise<StaticSite>;
 }
@@ -71,6 +74,8 @@ export function useSite(): () => Site {
   let browser: Browser | undefined;
   const contexts: BrowserContext[] = [];
   const outside: string[] = [];
+  const pageErrors: string[] = [];
+  const tolerated: RegExp[] = [];
 
   beforeAll(async () => {
     if (!existsSync(join(TEST_BUILD, 'index.html')))
@@ -94,7 +99,12 @@ export function useSite(): () => Site {
             return route.abort('blockedbyclient');
           },
         );
-        return context.newPage();
+        const page = await context.newPage();
+        page.on('pageerror', (error) => pageErrors.push(`${page.url()}: ${String(error)}`));
+        return page;
+      },
+      tolerateUncaught: (pattern) => {
+        tolerated.push(pattern);
       },
       serveAt: async (mount) => {
         const extra = await serveStaticSite({ root: TEST_BUILD, mount });
@@ -107,7 +117,11 @@ export function useSite(): () => Site {
   afterEach(async () => {
     await Promise.all(contexts.splice(0).map((context) => context.close()));
     const leaked = outside.splice(0);
-    expect(leaked).toEqual([]);
+    const uncaught = pageErrors
+      .splice(0)
+      .filter((error) => !tolerated.some((pattern) => pattern.test(error)));
+    tolerated.splice(0);
+    expect({ leaked, uncaught }).toEqual({ leaked: [], uncaught: [] });
   });
 
   afterAll(async () => {
