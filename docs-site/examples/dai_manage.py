@@ -1,8 +1,9 @@
 """Find, change, pause, resume, resize and delete Driverless AI engines."""
 import os
+from datetime import datetime
 
 import h2o_engine_manager
-from h2o_engine_manager.clients.dai_engine.expression import Cpu, FilterBuilder, MemoryBytes
+from h2o_engine_manager.clients.dai_engine.expression import CreateTime, Cpu, FilterBuilder, MemoryBytes
 from h2o_engine_manager.clients.exception import CustomApiException
 
 clients = h2o_engine_manager.login_custom(
@@ -17,7 +18,13 @@ dai = clients.dai_engine_client
 # A filter in the AIP-160 grammar, written by hand or composed with FilterBuilder.
 page = dai.list_engines(filter="gpu > 0 OR cpu >= 8", order_by="cpu desc")
 print(f"{page.total_size} engines:", [engine.display_name for engine in page.engines])
-big = FilterBuilder().WithFilter(Cpu().GreaterThanOrEqualTo(4)).WithFilter(MemoryBytes().GreaterThan("16Gi")).Build()
+big = (
+    FilterBuilder()
+    .WithFilter(Cpu().GreaterThanOrEqualTo(4))
+    .WithFilter(MemoryBytes().GreaterThan("16Gi"))
+    .WithFilter(CreateTime().GreaterThan(datetime(2025, 1, 1)))
+    .Build()
+)
 print(f"filter {big!r}:", [engine.display_name for engine in dai.list_all_engines(filter=big)])
 
 engine = dai.get_engine(engine_id="churn-model")
