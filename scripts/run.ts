@@ -12,6 +12,8 @@ import { startGateway } from '../gateway/src/gateway.ts';
 import { apiHandlers } from '../gateway/src/services/api.ts';
 import { ResourceStore } from '../gateway/src/store/store.ts';
 import { startCluster } from '../test/cluster/cluster.ts';
+import { startOperator } from '../operator/src/operator.ts';
+import { pino } from 'pino';
 import { untilSignal } from '../test/cluster/cli.ts';
 import { startLocalIdentity, type LocalUser } from '../test/identity/local-identity.ts';
 
@@ -81,6 +83,13 @@ const gateway = await startGateway({
   authenticate: auth.authenticate,
   version,
 });
+// The operator turns engines into workloads on the simulated nodes; one replica needs no lease.
+const operator = await startOperator({
+  kubeConfig: cluster.kubeConfig,
+  namespace,
+  settings: { publicUrl },
+  log: pino({ level: process.env['AIEM_LOG_LEVEL'] ?? 'info', base: { component: 'operator' } }),
+});
 mkdirSync(join(RUN, 'stack'), { recursive: true });
 const kubeconfig = join(RUN, 'stack', 'kubeconfig');
 copyFileSync(cluster.kubeconfigPath, kubeconfig);
@@ -143,6 +152,7 @@ function identityLines({ identity, restUrl }: StackInfo): string[] {
 await stopped;
 console.error('Stopping');
 rmSync(STACK, { force: true });
+await operator.stop();
 await gateway.stop();
 auth.close();
 await identity?.provider.stop();

@@ -3,7 +3,8 @@ import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { CoreV1Api, KubeConfig, type V1Node } from '@kubernetes/client-node';
 import { dump } from 'js-yaml';
@@ -54,6 +55,10 @@ const KWOK_STAGES = [
   'pod/fast/pod-complete.yaml',
   'pod/fast/pod-delete.yaml',
 ];
+
+/** Stages of our own: simulated faults that tests trigger (see each file's header). */
+const TEST_STAGES_DIR = join(dirname(fileURLToPath(import.meta.url)), 'stages');
+const TEST_STAGES = ['pod-crash-loop.yaml'];
 
 /**
  * Starts etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok from the
@@ -296,7 +301,10 @@ async function startScheduler(context: ComponentContext): Promise<ServingCompone
 async function startKwok(context: ComponentContext): Promise<ManagedProcess> {
   const port = await freePort();
   const stagesDir = join(context.binaries.kwok, 'stages');
-  const stages = await Promise.all(KWOK_STAGES.map((file) => readFile(join(stagesDir, file), 'utf8')));
+  const stages = await Promise.all([
+    ...KWOK_STAGES.map((file) => readFile(join(stagesDir, file), 'utf8')),
+    ...TEST_STAGES.map((file) => readFile(join(TEST_STAGES_DIR, file), 'utf8')),
+  ]);
   const configPath = join(context.runDir, 'kwok.yaml');
   // The standalone binary applies none of its documented defaults to a configuration file.
   const header = dump({

@@ -14,7 +14,9 @@ import { startGateway, type Gateway } from '../../gateway/src/gateway.ts';
 import { SERVICE_DEFINITIONS } from '../../gateway/src/grpc/server.ts';
 import { apiHandlers } from '../../gateway/src/services/api.ts';
 import { ResourceStore } from '../../gateway/src/store/store.ts';
-import type { Cluster } from '../cluster/cluster.ts';
+import type { Cluster, ClusterOptions } from '../cluster/cluster.ts';
+import { pino } from 'pino';
+import { startOperator, type Operator } from '../../operator/src/operator.ts';
 import { allowAll, developmentIdentity } from './development-identity.ts';
 import { useCluster } from './use-cluster.ts';
 
@@ -43,6 +45,9 @@ export interface ApiServer {
 /** Options of {@link useApiServer}. */
 export interface ApiServerOptions {
   namespace: string;
+  /** Also run the operator on the same namespace. */
+  operator?: boolean;
+  cluster?: ClusterOptions;
   /** What callers may do; everything when unset. */
   authorizer?: Authorizer;
   /** Who is calling; the stand-in development identity when unset. */
@@ -54,9 +59,17 @@ export interface ApiServerOptions {
  * tests of the calling file; stops both after them.
  */
 export function useApiServer(options: ApiServerOptions): () => ApiServer {
-  const cluster = useCluster();
   let server: ApiServer | undefined;
+  let operator: Operator | undefined;
   const clients = new Map<string, Client>();
+  // Declared before the cluster's own hook so that it runs first: the gateway and operator stop
+  // while the cluster still answers.
+  afterAll(async () => {
+    for (const client of clients.values()) client.close();
+    await operator?.stop();
+    await server?.gateway.stop();
+  });
+  const cluster = useCluster(options.cluster);
 
   beforeAll(async () => {
     await cluster().kubectl(['apply', '-f', CRDS]);
@@ -73,6 +86,14 @@ export function useApiServer(options: ApiServerOptions): () => ApiServer {
       authenticate: options.authenticate ?? developmentIdentity,
       version: 'test',
     });
+    if (options.operator === true) {
+      operator = await startOperator({
+        kubeConfig: cluster().kubeConfig,
+        namespace: options.namespace,
+        settings: { publicUrl: gateway.restUrl },
+        log: pino({ level: process.env['AIEM_LOG_LEVEL'] ?? 'silent' }),
+      });
+    }
     server = {
       cluster: cluster(),
       gateway,
@@ -81,11 +102,6 @@ export function useApiServer(options: ApiServerOptions): () => ApiServer {
       grpc: (rpc, request, metadata) =>
         grpc(clients, gateway.grpcAddress, { rpc, request, metadata: metadata ?? new Metadata() }),
     };
-  });
-
-  afterAll(async () => {
-    for (const client of clients.values()) client.close();
-    await server?.gateway.stop();
   });
 
   return () => {

@@ -1,0 +1,240 @@
+/**
+ * What should exist for an engine: a pure function from the engine resource (with its profile
+ * and version snapshots) to the objects the operator applies. Every engine runs as a
+ * StatefulSet — one pod for DAI and notebook engines, nodeCount pods for H2O — behind a headless
+ * Service; engines with data keep it in the StatefulSet's volume claim, which survives scaling to
+ * zero (pause) and goes with the StatefulSet (delete). Names derive from the engine's object name;
+ * no clock, randomness or I/O.
+ */
+import { createHash } from 'node:crypto';
+import type {
+  V1ConfigMap,
+  V1Container,
+  V1EnvVar,
+  V1ObjectMeta,
+  V1OwnerReference,
+  V1PersistentVolumeClaim,
+  V1PodTemplateSpec,
+  V1Service,
+  V1StatefulSet,
+  V1VolumeMount,
+} from '@kubernetes/client-node';
+import { API_VERSION, ENGINE_KIND_LABEL, ENGINE_UID_LABEL, GROUP } from '../../../shared/resources.ts';
+import { heldFailure } from '../observe/failure-hold.ts';
+import { customisePodTemplate } from '../podtemplate/pod-template.ts';
+import {
+  profileText,
+  specNumber,
+  specText,
+  statusObject,
+  type EngineKind,
+  type EngineResource,
+  type Settings,
+} from '../kinds/kind.ts';
+
+/** On every owned object: the engine's object name, so events map to their engine's key. */
+export const ENGINE_ANNOTATION = `${GROUP}/engine`;
+/** A digest of the mounted files: a changed configuration rolls the pods. */
+export const FILES_DIGEST_ANNOTATION = `${GROUP}/files-digest`;
+export const DATA_VOLUME = 'data';
+const FILES_VOLUME = 'config';
+
+export interface DesiredObjects {
+  statefulSet: V1StatefulSet;
+  service: V1Service;
+  configMap?: V1ConfigMap;
+}
+
+/** The workload name: a DNS label from the engine's object name (which may hold dots). */
+export function workloadName(kind: EngineKind, engine: EngineResource): string {
+  const hash = createHash('sha256').update(engine.metadata.name).digest('hex').slice(0, 16);
+  return `${kind.prefix}-${hash}`;
+}
+
+/** Whether the engine is wanted stopped (paused, or terminated for H2O). */
+export function stopWanted(kind: EngineKind, engine: EngineResource): boolean {
+  return engine.spec[kind.stopIntent] === true;
+}
+
+/** Pods the engine wants now: none while stopped, or while failed and not resumed since. */
+export function wantedReplicas(kind: EngineKind, engine: EngineResource): number {
+  if (stopWanted(kind, engine) || heldFailure(engine, kind.failureReasonField) !== undefined) return 0;
+  return kind.runningReplicas(engine);
+}
+
+/** The data volume claims of an engine's pods are named `<template>-<set>-<ordinal>`. */
+export function dataClaimName(kind: EngineKind, engine: EngineResource, ordinal: number): string {
+  return `${DATA_VOLUME}-${workloadName(kind, engine)}-${ordinal}`;
+}
+
+const PULL_POLICIES: Readonly<Record<string, string>> = {
+  IMAGE_PULL_POLICY_ALWAYS: 'Always',
+  IMAGE_PULL_POLICY_NEVER: 'Never',
+  IMAGE_PULL_POLICY_IF_NOT_PRESENT: 'IfNotPresent',
+};
+
+function ownerReference(engine: EngineResource, kind: EngineKind): V1OwnerReference {
+  return {
+    apiVersion: API_VERSION,
+    kind: kind.kind,
+    name: engine.metadata.name,
+    uid: engine.metadata.uid ?? '',
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+}
+
+export function engineLabels(kind: EngineKind, engine: EngineResource): Record<string, string> {
+  return { [ENGINE_UID_LABEL]: engine.metadata.uid ?? '', [ENGINE_KIND_LABEL]: kind.kind };
+}
+
+function metadata(kind: EngineKind, engine: EngineResource): V1ObjectMeta {
+  return {
+    name: workloadName(kind, engine),
+    namespace: engine.metadata.namespace ?? 'default',
+    labels: engineLabels(kind, engine),
+    annotations: { [ENGINE_ANNOTATION]: engine.metadata.name },
+    ownerReferences: [ownerReference(engine, kind)],
+  };
+}
+
+/** Requests and limits from cpu, gpu (the profile's GPU resource) and memoryBytes. */
+function resources(engine: EngineResource): Record<string, Record<string, string>> {
+  const amounts: Record<string, string> = {
+    cpu: specText(engine, 'cpu') ?? '1',
+    memory: specText(engine, 'memoryBytes') ?? String(1024 ** 3),
+  };
+  const gpu = specNumber(engine, 'gpu', 0);
+  if (gpu > 0) amounts[profileText(engine, 'gpuResourceName') || 'nvidia.com/gpu'] = String(gpu);
+  return { requests: amounts, limits: amounts };
+}
+
+interface VersionInfo {
+  image?: string;
+  imagePullPolicy?: string;
+  imagePullSecrets?: string[];
+}
+
+function versionInfo(kind: EngineKind, engine: EngineResource): VersionInfo {
+  const info: VersionInfo = statusObject(engine, kind.versionInfoField);
+  return info;
+}
+
+/** The data volume and the configuration files, where the kind has them. */
+function mounts(kind: EngineKind, files: boolean): { volumeMounts: V1VolumeMount[]; env: V1EnvVar[] } {
+  const volumeMounts: V1VolumeMount[] = [];
+  const env: V1EnvVar[] = [];
+  if (kind.dataMountPath !== undefined)
+    volumeMounts.push({ name: DATA_VOLUME, mountPath: kind.dataMountPath });
+  const filesMount = files ? kind.filesMount : undefined;
+  if (filesMount !== undefined) {
+    volumeMounts.push({ name: FILES_VOLUME, mountPath: filesMount.path });
+    if (filesMount.env)
+      env.push({ name: filesMount.env.name, value: `${filesMount.path}/${filesMount.env.file}` });
+  }
+  return { volumeMounts, env };
+}
+
+function container(kind: EngineKind, engine: EngineResource, files: boolean): V1Container {
+  const version = versionInfo(kind, engine);
+  const pullPolicy = PULL_POLICIES[version.imagePullPolicy ?? ''];
+  const { volumeMounts, env: fileEnv } = mounts(kind, files);
+  const env = [...kind.env(engine, kind.runningReplicas(engine)), ...fileEnv];
+  return {
+    name: kind.container,
+    image: version.image ?? '',
+    ...(pullPolicy ? { imagePullPolicy: pullPolicy } : {}),
+    ports: [{ name: 'http', containerPort: kind.port }],
+    resources: resources(engine),
+    // Ready means the engine answers on its port: until then the state reads CONNECTING.
+    readinessProbe: { tcpSocket: { port: kind.port }, periodSeconds: 5, failureThreshold: 3 },
+    ...(env.length > 0 ? { env } : {}),
+    ...(volumeMounts.length > 0 ? { volumeMounts } : {}),
+  };
+}
+
+function filesDigest(configMap: V1ConfigMap | undefined): Record<string, string> {
+  if (configMap === undefined) return {};
+  const digest = createHash('sha256').update(JSON.stringify(configMap.data)).digest('hex').slice(0, 16);
+  return { [FILES_DIGEST_ANNOTATION]: digest };
+}
+
+function podTemplate(kind: EngineKind, engine: EngineResource, configMap?: V1ConfigMap): V1PodTemplateSpec {
+  const secrets = versionInfo(kind, engine).imagePullSecrets ?? [];
+  const configName = configMap?.metadata?.name;
+  const base: V1PodTemplateSpec = {
+    metadata: {
+      labels: engineLabels(kind, engine),
+      annotations: { [ENGINE_ANNOTATION]: engine.metadata.name, ...filesDigest(configMap) },
+    },
+    spec: {
+      ...(secrets.length > 0 ? { imagePullSecrets: secrets.map((name) => ({ name })) } : {}),
+      containers: [container(kind, engine, configMap !== undefined)],
+      ...(configName ? { volumes: [{ name: FILES_VOLUME, configMap: { name: configName } }] } : {}),
+    },
+  };
+  return customisePodTemplate(base, {
+    yamlPodTemplateSpec: profileText(engine, 'yamlPodTemplateSpec'),
+    yamlGpuTolerations: profileText(engine, 'yamlGpuTolerations'),
+    gpu: specNumber(engine, 'gpu', 0),
+  });
+}
+
+function claimTemplate(kind: EngineKind, engine: EngineResource): V1PersistentVolumeClaim {
+  const storageClassName = kind.storageClass?.(engine);
+  return {
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: {
+      name: DATA_VOLUME,
+      labels: engineLabels(kind, engine),
+      annotations: { [ENGINE_ANNOTATION]: engine.metadata.name },
+    },
+    spec: {
+      accessModes: ['ReadWriteOnce'],
+      ...(storageClassName !== undefined ? { storageClassName } : {}),
+      resources: { requests: { storage: specText(engine, 'storageBytes') ?? String(1024 ** 3) } },
+    },
+  };
+}
+
+/**
+ * Everything that should exist for the engine.
+ *
+ * @throws PodTemplateError when the profile's pod template or GPU tolerations cannot be applied
+ */
+export function desiredObjects(kind: EngineKind, engine: EngineResource, settings: Settings): DesiredObjects {
+  const meta = metadata(kind, engine);
+  const files = kind.files?.(engine, settings);
+  const configMap: V1ConfigMap | undefined =
+    files === undefined ? undefined : { apiVersion: 'v1', kind: 'ConfigMap', metadata: meta, data: files };
+  const statefulSet: V1StatefulSet = {
+    apiVersion: 'apps/v1',
+    kind: 'StatefulSet',
+    metadata: meta,
+    spec: {
+      replicas: wantedReplicas(kind, engine),
+      serviceName: meta.name ?? '',
+      // H2O nodes start together: the cloud forms only once all of them are up.
+      podManagementPolicy: 'Parallel',
+      selector: { matchLabels: { [ENGINE_UID_LABEL]: engine.metadata.uid ?? '' } },
+      // Pausing scales to zero and keeps the data; deleting the set deletes it.
+      persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Delete', whenScaled: 'Retain' },
+      template: podTemplate(kind, engine, configMap),
+      ...(kind.dataMountPath !== undefined ? { volumeClaimTemplates: [claimTemplate(kind, engine)] } : {}),
+    },
+  };
+  const service: V1Service = {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: meta,
+    spec: {
+      // Headless: H2O nodes find each other by their pods' DNS names.
+      clusterIP: 'None',
+      selector: { [ENGINE_UID_LABEL]: engine.metadata.uid ?? '' },
+      ports: [{ name: 'http', port: kind.port, targetPort: kind.port }],
+      publishNotReadyAddresses: true,
+    },
+  };
+  return configMap === undefined ? { statefulSet, service } : { statefulSet, service, configMap };
+}

@@ -1,0 +1,65 @@
+/**
+ * Driverless AI engines: one pod with a data volume, configured by a config.toml built from the
+ * profile, the service's core keys and the engine's own configuration.
+ */
+import { CORE_DAI_CONFIG_KEYS } from '../../../shared/dai-config.ts';
+import { RESOURCE_KINDS } from '../../../shared/resources.ts';
+import { compareVersions } from '../../../shared/semver.ts';
+import { daiConfiguration, toToml } from '../desired/dai-config.ts';
+import { apiPath, engineUrl, specText, statusObject, type EngineKind, type EngineResource } from './kind.ts';
+
+const PORT = 12345;
+const DATA = '/data';
+/** The first release that reports its disk usage. */
+const DISK_REPORT_SINCE = '1.10.6';
+
+function versionOf(engine: EngineResource): string {
+  const name = specText(engine, 'daiEngineVersion') ?? '';
+  return name.slice(name.lastIndexOf('/') + 1);
+}
+
+export const daiEngineKind: EngineKind = {
+  kind: RESOURCE_KINDS.DAIEngine.kind,
+  plural: RESOURCE_KINDS.DAIEngine.plural,
+  collection: RESOURCE_KINDS.DAIEngine.collection,
+  prefix: 'dai',
+  container: 'driverless-ai',
+  port: PORT,
+  dataMountPath: DATA,
+  versionInfoField: 'daiEngineVersionInfo',
+  stopIntent: 'paused',
+  stopStates: { stopping: 'STATE_PAUSING', stopped: 'STATE_PAUSED' },
+  hasConnectingState: true,
+  runningReplicas: () => 1,
+  env: () => [],
+  files: (engine, settings) => ({
+    'config.toml': toToml(
+      daiConfiguration({
+        profile: statusObject(engine, 'profileInfo'),
+        engineConfig: (engine.spec['config'] ?? {}) as Record<string, string>,
+        core: {
+          ip: '0.0.0.0',
+          port: String(PORT),
+          data_directory: DATA,
+          log_directory: `${DATA}/log`,
+          authentication_method: 'openid',
+          base_url: new URL(engineUrl(daiEngineKind, engine, settings)).pathname,
+          enable_triton_server_local: String(statusObject(engine, 'profileInfo')['tritonEnabled'] === true),
+        },
+        reservedKeys: CORE_DAI_CONFIG_KEYS,
+      }),
+    ),
+  }),
+  filesMount: { path: '/etc/dai', env: { name: 'DRIVERLESS_AI_CONFIG_FILE', file: 'config.toml' } },
+  urls: (engine, settings) => {
+    const url = engineUrl(daiEngineKind, engine, settings);
+    return { apiUrl: url, loginUrl: `${url}openid/login` };
+  },
+  storageClass: (engine) => {
+    const name = engine.status?.['dataDirectoryStorageClass'];
+    return typeof name === 'string' && name !== '' ? name : undefined;
+  },
+  reportsDiskUsage: (engine) => compareVersions(versionOf(engine), DISK_REPORT_SINCE) >= 0,
+};
+
+export { apiPath };

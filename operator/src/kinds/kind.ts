@@ -1,0 +1,115 @@
+/**
+ * What distinguishes one engine kind from another for the operator, as data and small pure
+ * functions: how its pods run, what it wants, how its state names read. The shared reconcile
+ * steps take one of these; no code switches on the kind name.
+ */
+import type { V1ConfigMap, V1EnvVar } from '@kubernetes/client-node';
+import { ID_LABEL, WORKSPACE_LABEL } from '../../../shared/resources.ts';
+
+/** An engine custom resource as the operator reads it. */
+export interface EngineResource {
+  apiVersion?: string;
+  kind?: string;
+  metadata: {
+    name: string;
+    namespace?: string;
+    uid?: string;
+    generation?: number;
+    resourceVersion?: string;
+    creationTimestamp?: string | Date;
+    deletionTimestamp?: string | Date;
+    finalizers?: string[];
+    annotations?: Record<string, string>;
+    labels?: Record<string, string>;
+  };
+  spec: Record<string, unknown> & { paused?: boolean; terminated?: boolean };
+  status?: Record<string, unknown>;
+}
+
+/** Operator settings every kind may use. */
+export interface Settings {
+  /** Where users reach engines, e.g. `https://cloud.example.com`; no trailing slash. */
+  publicUrl: string;
+}
+
+/** The state names a kind reports while stopping and once stopped. */
+export interface StopStates {
+  stopping: string;
+  stopped: string;
+}
+
+export interface EngineKind {
+  /** The custom resource kind, e.g. `DAIEngine`. */
+  kind: string;
+  /** The Kubernetes plural, e.g. `daiengines`. */
+  plural: string;
+  /** The API collection, e.g. `daiEngines`. */
+  collection: string;
+  /** Prefix of workload names, e.g. `dai`. */
+  prefix: string;
+  container: string;
+  /** The port the engine serves on; probes and the Service use it. */
+  port: number;
+  /** Where the data volume is mounted; kinds without one keep no data. */
+  dataMountPath?: string;
+  /** The status field holding the version or image snapshot. */
+  versionInfoField: string;
+  /** The spec field recording the wanted stop, and the states it leads through. */
+  stopIntent: 'paused' | 'terminated';
+  stopStates: StopStates;
+  /** Whether a running pod whose engine does not answer yet reads CONNECTING (else STARTING). */
+  hasConnectingState: boolean;
+  /** Status field with the notebook failure reason, when the kind has one. */
+  failureReasonField?: string;
+  /** Pods wanted while running. */
+  runningReplicas(engine: EngineResource): number;
+  /** Environment of the engine container. */
+  env(engine: EngineResource, replicas: number): V1EnvVar[];
+  /** Files the engine reads at start (mounted from a ConfigMap), by file name. */
+  files?(engine: EngineResource, settings: Settings): Record<string, string>;
+  /** Where the files are mounted, and the environment variable naming the main one. */
+  filesMount?: { path: string; env?: { name: string; file: string } };
+  /** URLs reported in status, by field. */
+  urls(engine: EngineResource, settings: Settings): Record<string, string>;
+  /** The storage class the data volume asks for, if any. */
+  storageClass?(engine: EngineResource): string | undefined;
+  /** Whether the engine reports its disk usage (DAI 1.10.6 and later). */
+  reportsDiskUsage?(engine: EngineResource): boolean;
+}
+
+/** The engine's API name, e.g. `workspaces/w/daiEngines/e1`, from the labels the API writes. */
+export function apiPath(kind: EngineKind, engine: EngineResource): string {
+  const labels = engine.metadata.labels ?? {};
+  return `workspaces/${labels[WORKSPACE_LABEL] ?? ''}/${kind.collection}/${labels[ID_LABEL] ?? ''}`;
+}
+
+/** The engine's address under the public URL, ending in `/`. */
+export function engineUrl(kind: EngineKind, engine: EngineResource, settings: Settings): string {
+  return `${settings.publicUrl.replace(/\/$/, '')}/${apiPath(kind, engine)}/`;
+}
+
+/** A string field of the engine's profile snapshot. */
+export function profileText(engine: EngineResource, field: string): string {
+  const value = statusObject(engine, 'profileInfo')[field];
+  return typeof value === 'string' ? value : '';
+}
+
+export type { V1ConfigMap };
+
+/** A scalar field of the engine's spec as text (int64 values arrive as strings or numbers). */
+export function specText(engine: EngineResource, field: string): string | undefined {
+  const value = engine.spec[field];
+  return typeof value === 'string' || typeof value === 'number' ? String(value) : undefined;
+}
+
+/** A numeric field of the engine's spec, or `fallback` when unset. */
+export function specNumber(engine: EngineResource, field: string, fallback: number): number {
+  const text = specText(engine, field);
+  return text === undefined ? fallback : Number(text);
+}
+
+/** An object field of the engine's status (a snapshot such as profileInfo), or an empty one. */
+export function statusObject(engine: EngineResource, field: string): Record<string, unknown> {
+  const value = engine.status?.[field];
+  return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
+}

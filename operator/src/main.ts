@@ -1,0 +1,92 @@
+/**
+ * The operator process: waits for leadership on a Lease, then runs the engine controllers, and
+ * serves Prometheus metrics and health on its own port. Configuration comes from the environment
+ * (see the README); the kubeconfig from KUBECONFIG, or the pod's service account in a cluster.
+ */
+import { createServer, type Server } from 'node:http';
+import { hostname } from 'node:os';
+import { KubeConfig } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { Registry, collectDefaultMetrics } from 'prom-client';
+import { startOperator, type Operator } from './operator.ts';
+import { LeaderElector, type Leadership } from './runtime/leader-election.ts';
+
+const env = (name: string, fallback: string): string => process.env[name] ?? fallback;
+
+const log = pino({ level: env('AIEM_LOG_LEVEL', 'info'), base: { component: 'operator' } });
+const kubeConfig = new KubeConfig();
+kubeConfig.loadFromDefault();
+const namespace = env('AIEM_NAMESPACE', 'ai-engine-manager');
+const registry = new Registry();
+collectDefaultMetrics({ register: registry });
+
+/** What the process is doing now; read by the health endpoints and the signal handlers. */
+const state: { operator?: Operator; leadership?: Leadership; leading: boolean; stopping: boolean } = {
+  leading: false,
+  stopping: false,
+};
+
+function serve(port: number): Server {
+  const server = createServer((request, response) => {
+    const send = (status: number, body: string, type = 'text/plain'): void => {
+      response.writeHead(status, { 'Content-Type': type }).end(body);
+    };
+    if (request.url === '/metrics') {
+      registry.metrics().then(
+        (text) => {
+          send(200, text, registry.contentType);
+        },
+        () => {
+          send(500, 'metrics unavailable\n');
+        },
+      );
+    } else if (request.url === '/healthz') send(200, 'ok\n');
+    // Ready: standing by for the lease, or leading with controllers started.
+    else if (request.url === '/readyz')
+      send(!state.leading || state.operator ? 200 : 503, state.leading ? 'leading\n' : 'standby\n');
+    else send(404, 'not found\n');
+  });
+  server.listen(port, env('AIEM_OPERATOR_HOST', '0.0.0.0'));
+  return server;
+}
+
+const server = serve(Number(env('AIEM_OPERATOR_PORT', '8081')));
+const elector = new LeaderElector({
+  kubeConfig,
+  namespace,
+  name: 'ai-engine-manager-operator',
+  identity: env('AIEM_OPERATOR_ID', env('POD_NAME', hostname())),
+  leaseDurationMs: Number(env('AIEM_LEASE_DURATION_MS', '15000')),
+  renewEveryMs: Number(env('AIEM_LEASE_RENEW_MS', '5000')),
+});
+
+async function shutDown(code: number): Promise<never> {
+  state.stopping = true;
+  await state.operator?.stop();
+  // Give the lease up so that a successor need not wait for it to expire.
+  await state.leadership?.release();
+  server.close();
+  process.exit(code);
+}
+process.on('SIGTERM', () => void shutDown(0));
+process.on('SIGINT', () => void shutDown(0));
+
+log.info({ namespace }, 'waiting for leadership');
+const leadership = await elector.acquire();
+state.leadership = leadership;
+state.leading = true;
+log.info('leading; starting controllers');
+state.operator = await startOperator({
+  kubeConfig,
+  namespace,
+  settings: { publicUrl: env('AIEM_PUBLIC_URL', 'http://127.0.0.1:8080') },
+  log,
+  registry,
+  workers: Number(env('AIEM_OPERATOR_WORKERS', '4')),
+});
+await leadership.lost;
+if (!state.stopping) {
+  // Another replica may already act: stop at once rather than race it.
+  log.error('lost leadership; exiting');
+  await shutDown(1);
+}

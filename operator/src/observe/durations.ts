@@ -1,0 +1,72 @@
+/**
+ * How long an engine has been running and idle, and when a limit will stop it. Pure: the clock
+ * is an argument.
+ *
+ * - Running time counts from the engine's latest start: its resume time, else its creation.
+ * - Idle time counts from its latest activity, or from its start when that is later. Activity is
+ *   reported on the engine resource (annotation `engine.h2o.ai/last-activity-time`, RFC 3339) by
+ *   the engine itself — for Driverless AI: client requests, login and logout, experiment events,
+ *   dataset and recipe uploads — and by the API when a user opens a notebook (`:access`).
+ * - A limit of zero (or none) means no limit.
+ * - Durations are whole seconds; the operator refreshes them at least every `refreshMs` while the
+ *   engine runs and exactly at the next deadline, so a limit fires on time without polling.
+ */
+export interface DurationInput {
+  now: Date;
+  /** Creation or resume time, whichever is later. */
+  startedAt: Date;
+  lastActivityAt?: Date;
+  maxIdleMs?: number;
+  maxRunningMs?: number;
+}
+
+export interface DurationReport {
+  runningMs: number;
+  idleMs: number;
+  /** Which limit is exceeded, if one is. */
+  exceeded?: 'maxIdleDuration' | 'maxRunningDuration';
+  /** Milliseconds until the next limit is reached, when a limit applies. */
+  nextDeadlineMs?: number;
+}
+
+const whole = (ms: number): number => Math.max(0, Math.floor(ms / 1000) * 1000);
+
+export function durations(input: DurationInput): DurationReport {
+  const now = input.now.getTime();
+  const started = input.startedAt.getTime();
+  const active = Math.max(started, input.lastActivityAt?.getTime() ?? started);
+  const runningMs = Math.max(0, now - started);
+  const idleMs = Math.max(0, now - active);
+  const limits: ['maxIdleDuration' | 'maxRunningDuration', number, number][] = [];
+  if (input.maxIdleMs) limits.push(['maxIdleDuration', input.maxIdleMs, idleMs]);
+  if (input.maxRunningMs) limits.push(['maxRunningDuration', input.maxRunningMs, runningMs]);
+  const exceeded = limits.find(([, limit, elapsed]) => elapsed >= limit)?.[0];
+  const remaining = limits.map(([, limit, elapsed]) => limit - elapsed).filter((ms) => ms > 0);
+  return {
+    runningMs: whole(runningMs),
+    idleMs: whole(idleMs),
+    ...(exceeded ? { exceeded } : {}),
+    ...(remaining.length > 0 ? { nextDeadlineMs: Math.min(...remaining) } : {}),
+  };
+}
+
+/** Milliseconds of a proto3 JSON Duration such as `"3600s"` or `"1.5s"`; undefined when absent or bad. */
+export function durationMs(value: unknown): number | undefined {
+  if (typeof value !== 'string') return undefined;
+  const match = /^(\d+)(?:\.(\d{1,9}))?s$/.exec(value);
+  if (!match) return undefined;
+  return Number(match[1]) * 1000 + Math.round(Number(`0.${match[2] ?? '0'}`) * 1000);
+}
+
+/** A Duration in proto3 JSON, whole seconds. */
+export function durationText(ms: number): string {
+  return `${Math.floor(ms / 1000)}s`;
+}
+
+/** A time from an RFC 3339 string or Date; undefined when absent or unreadable. */
+export function timeOf(value: unknown): Date | undefined {
+  if (value instanceof Date) return value;
+  if (typeof value !== 'string' || value === '') return undefined;
+  const time = new Date(value);
+  return Number.isNaN(time.getTime()) ? undefined : time;
+}

@@ -1,0 +1,42 @@
+/**
+ * Engine conditions, Kubernetes style: a condition keeps its lastTransitionTime until its status
+ * changes. Pure.
+ */
+export interface Condition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason: string;
+  message: string;
+  lastTransitionTime: string;
+  observedGeneration: number;
+}
+
+export { FAILED, READY, STOPPED } from '../observe/failure-hold.ts';
+
+/** Reasons, UpperCamelCase as Kubernetes writes them. */
+export const REASONS = {
+  running: 'Running',
+  starting: 'Starting',
+  failed: 'EngineFailed',
+  invalidPodTemplate: 'InvalidPodTemplate',
+  invalidWorkload: 'InvalidWorkload',
+  stopped: 'Stopped',
+  userRequested: 'UserRequested',
+  deleting: 'Deleting',
+} as const;
+
+/** The new conditions: `wanted` merged into `previous`, transition times kept where status did not change. */
+export function mergeConditions(
+  previous: readonly Condition[],
+  wanted: readonly Omit<Condition, 'lastTransitionTime'>[],
+  now: Date,
+): Condition[] {
+  return wanted.map((condition) => {
+    const before = previous.find((c) => c.type === condition.type);
+    const lastTransitionTime =
+      before !== undefined && before.status === condition.status
+        ? before.lastTransitionTime
+        : now.toISOString();
+    return { ...condition, lastTransitionTime };
+  });
+}

@@ -1,0 +1,224 @@
+/**
+ * Reconciles one engine from its key and the current state of the cluster — never from the event
+ * that queued it — so the operator may be killed at any step and pick up where the cluster is:
+ *
+ * 1. read the engine; if it is being deleted, clean up (finalizer) and stop;
+ * 2. compute the desired objects (pure) and apply them with server-side apply;
+ * 3. grow data volumes that are smaller than wanted;
+ * 4. observe the pods; replace failed pods after a resume;
+ * 5. stop the engine when a duration limit is exceeded (by writing its intent, as a user would);
+ * 6. write the status through the status subresource, only when it changed.
+ */
+import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
+import { ENGINE_UID_LABEL, GROUP, STOP_REASON_ANNOTATION } from '../../../shared/resources.ts';
+import {
+  dataClaimName,
+  DATA_VOLUME,
+  desiredObjects,
+  stopWanted,
+  workloadName,
+  type DesiredObjects,
+} from '../desired/workload.ts';
+import { timeOf } from '../observe/durations.ts';
+import { specText, type EngineKind, type EngineResource, type Settings } from '../kinds/kind.ts';
+import { statusCode, type KubeClient } from '../kube/client.ts';
+import type { ReconcileResult } from '../runtime/controller.ts';
+import { REASONS } from './conditions.ts';
+import { changedFields, planStatus } from './status.ts';
+import { parseStorageQuantity } from '../../../shared/quantity.ts';
+
+export const FINALIZER = `${GROUP}/cleanup`;
+/** While deleting, look again this soon if no event arrives first. */
+const CLEANUP_RECHECK_MS = 2000;
+/** While a volume grows, look again this soon (a resize may take hours; it never times out). */
+const RESIZE_RECHECK_MS = 5000;
+
+export interface ReconcilerDeps {
+  kube: KubeClient;
+  kind: EngineKind;
+  settings: Settings;
+  now?: () => Date;
+}
+
+function selectorOf(engine: EngineResource): string {
+  return `${ENGINE_UID_LABEL}=${engine.metadata.uid ?? ''}`;
+}
+
+export class EngineReconciler {
+  private readonly deps: ReconcilerDeps;
+
+  constructor(deps: ReconcilerDeps) {
+    this.deps = deps;
+  }
+
+  private now(): Date {
+    return this.deps.now?.() ?? new Date();
+  }
+
+  async reconcile(key: string): Promise<ReconcileResult | undefined> {
+    const { kube, kind } = this.deps;
+    const engine = await kube.getEngine(kind.plural, key);
+    if (engine === undefined) return undefined;
+    if (engine.metadata.deletionTimestamp !== undefined) return this.finalize(engine);
+    await this.ensureFinalizer(engine);
+    let desired: DesiredObjects;
+    try {
+      desired = desiredObjects(kind, engine, this.deps.settings);
+    } catch (error: unknown) {
+      // The desired state is a pure function of the engine: a retry would fail the same way.
+      const message = error instanceof Error ? error.message : String(error);
+      return this.report(engine, [], {
+        storageResizing: false,
+        terminal: { reason: REASONS.invalidPodTemplate, message },
+      });
+    }
+    try {
+      await this.apply(engine, desired);
+    } catch (error: unknown) {
+      // The apiserver refuses the workload itself (e.g. the profile's pod template removed a
+      // container's image): only a change of the engine or its profile can help.
+      if (statusCode(error) !== 422) throw error;
+      const message = `Kubernetes refused the engine's workload: ${refusal(error)}`;
+      return this.report(engine, [], {
+        storageResizing: false,
+        terminal: { reason: REASONS.invalidWorkload, message },
+      });
+    }
+    const claims = await kube.claims(selectorOf(engine));
+    const storageResizing = await this.growClaims(engine, claims);
+    const pods = await kube.pods(selectorOf(engine));
+    await this.replaceFailedPodsAfterResume(engine, pods);
+    const result = await this.report(engine, pods, { storageResizing });
+    if (!storageResizing) return result;
+    return { requeueAfterMs: Math.min(result?.requeueAfterMs ?? RESIZE_RECHECK_MS, RESIZE_RECHECK_MS) };
+  }
+
+  private async ensureFinalizer(engine: EngineResource): Promise<void> {
+    const finalizers = engine.metadata.finalizers ?? [];
+    if (finalizers.includes(FINALIZER)) return;
+    await this.deps.kube.patchEngine(this.deps.kind.plural, engine.metadata.name, {
+      metadata: { finalizers: [...finalizers, FINALIZER], resourceVersion: engine.metadata.resourceVersion },
+    });
+  }
+
+  private async apply(engine: EngineResource, desired: DesiredObjects): Promise<void> {
+    const { kube } = this.deps;
+    // Volume claim templates cannot change once the StatefulSet exists (growth goes to the
+    // claims themselves), so an existing set keeps the templates it has.
+    const existing = await kube.readStatefulSet(workloadName(this.deps.kind, engine));
+    const templates = existing?.spec?.volumeClaimTemplates;
+    if (templates && desired.statefulSet.spec) {
+      desired.statefulSet.spec.volumeClaimTemplates = templates.map((t) => ({
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        metadata: {
+          name: t.metadata?.name ?? DATA_VOLUME,
+          ...(t.metadata?.labels ? { labels: t.metadata.labels } : {}),
+          ...(t.metadata?.annotations ? { annotations: t.metadata.annotations } : {}),
+        },
+        spec: t.spec ?? {},
+      }));
+    }
+    if (desired.configMap) await kube.apply(desired.configMap);
+    await kube.apply(desired.service);
+    await kube.apply(desired.statefulSet);
+  }
+
+  /** Asks for more storage where the engine wants it; true while a volume is smaller than wanted. */
+  private async growClaims(
+    engine: EngineResource,
+    claims: readonly V1PersistentVolumeClaim[],
+  ): Promise<boolean> {
+    const { kind, kube } = this.deps;
+    if (kind.dataMountPath === undefined) return false;
+    const wanted = BigInt(specText(engine, 'storageBytes') ?? '0');
+    const claim = claims.find((c) => c.metadata?.name === dataClaimName(kind, engine, 0));
+    const name = claim?.metadata?.name;
+    if (claim === undefined || name === undefined) return false;
+    if (requested(claim) < wanted) await kube.growClaim(name, wanted);
+    return capacity(claim) < wanted;
+  }
+
+  /** A resume after a failure replaces the pods that failed before it. */
+  private async replaceFailedPodsAfterResume(engine: EngineResource, pods: readonly V1Pod[]): Promise<void> {
+    const resumed = timeOf(engine.status?.['resumeTime']);
+    if (engine.status?.['state'] !== 'STATE_FAILED' || resumed === undefined) return;
+    const stale = pods.filter((pod) => (timeOf(pod.metadata?.creationTimestamp) ?? resumed) < resumed);
+    for (const pod of stale) await this.deps.kube.deletePod(pod.metadata?.name ?? '');
+  }
+
+  private async report(
+    engine: EngineResource,
+    pods: readonly V1Pod[],
+    extra: { storageResizing: boolean; terminal?: { reason: string; message: string } },
+  ): Promise<ReconcileResult | undefined> {
+    const { kind, kube } = this.deps;
+    const plan = planStatus({ kind, engine, pods, now: this.now(), settings: this.deps.settings, ...extra });
+    if (plan.autoStop !== undefined) {
+      // Stop as a user would: record the intent; the next reconcile moves the state.
+      await kube.patchEngine(kind.plural, engine.metadata.name, {
+        metadata: {
+          resourceVersion: engine.metadata.resourceVersion,
+          annotations: { [STOP_REASON_ANNOTATION]: exceededReason(plan.autoStop) },
+        },
+        spec: { [kind.stopIntent]: true },
+      });
+      return undefined;
+    }
+    if (!stopWanted(kind, engine) && engine.metadata.annotations?.[STOP_REASON_ANNOTATION] !== undefined) {
+      await kube.patchEngine(kind.plural, engine.metadata.name, {
+        metadata: { annotations: { [STOP_REASON_ANNOTATION]: null } },
+      });
+    }
+    const changed = changedFields(engine.status, plan.status);
+    if (Object.keys(changed).length > 0)
+      await kube.patchEngineStatus(kind.plural, engine.metadata.name, changed);
+    return plan.requeueAfterMs === undefined ? undefined : { requeueAfterMs: plan.requeueAfterMs };
+  }
+
+  /** Deletion: remove the workloads and volumes, report DELETING, then let the resource go. */
+  private async finalize(engine: EngineResource): Promise<ReconcileResult | undefined> {
+    const { kind, kube } = this.deps;
+    if (!(engine.metadata.finalizers ?? []).includes(FINALIZER)) return undefined;
+    await kube.deleteWorkloads(workloadName(kind, engine));
+    const claims = await kube.claims(selectorOf(engine));
+    for (const claim of claims) await kube.deleteClaim(claim.metadata?.name ?? '');
+    const pods = await kube.pods(selectorOf(engine));
+    if (pods.length > 0 || claims.length > 0) {
+      await this.report(engine, pods, { storageResizing: false });
+      return { requeueAfterMs: CLEANUP_RECHECK_MS };
+    }
+    await kube.patchEngine(kind.plural, engine.metadata.name, {
+      metadata: {
+        finalizers: (engine.metadata.finalizers ?? []).filter((f) => f !== FINALIZER),
+        resourceVersion: engine.metadata.resourceVersion,
+      },
+    });
+    return undefined;
+  }
+}
+
+/** Bytes of a storage quantity; 0 when absent (a claim not yet bound has no capacity). */
+function quantityBytes(quantity: string | undefined): bigint {
+  return quantity === undefined ? 0n : parseStorageQuantity(quantity);
+}
+
+const requested = (claim: V1PersistentVolumeClaim): bigint =>
+  quantityBytes(claim.spec?.resources?.requests?.['storage']);
+const capacity = (claim: V1PersistentVolumeClaim): bigint =>
+  quantityBytes(claim.status?.capacity?.['storage']);
+
+/** The apiserver's own message of a refused request. */
+function refusal(error: unknown): string {
+  const body = typeof error === 'object' && error !== null && 'body' in error ? error.body : undefined;
+  try {
+    const status = JSON.parse(String(body)) as { message?: string };
+    return status.message ?? String(body);
+  } catch {
+    return String(body);
+  }
+}
+
+function exceededReason(limit: 'maxIdleDuration' | 'maxRunningDuration'): string {
+  return limit === 'maxIdleDuration' ? 'MaxIdleDurationExceeded' : 'MaxRunningDurationExceeded';
+}

@@ -1,0 +1,215 @@
+/**
+ * The status an engine should report, from its resource, its pods and volumes and the time: a
+ * pure function. It also says whether a duration limit asks to stop the engine, and when the
+ * engine should be looked at again.
+ */
+import type { V1Pod } from '@kubernetes/client-node';
+import {
+  DISK_USAGE_ANNOTATION,
+  LAST_ACTIVITY_ANNOTATION,
+  STOP_REASON_ANNOTATION,
+} from '../../../shared/resources.ts';
+import type { EngineKind, EngineResource, Settings } from '../kinds/kind.ts';
+import { stopWanted, wantedReplicas } from '../desired/workload.ts';
+import { durationMs, durations, durationText, timeOf } from '../observe/durations.ts';
+import { observe, type ObservedState } from '../observe/state.ts';
+import { heldFailure } from '../observe/failure-hold.ts';
+import { FAILED, mergeConditions, READY, REASONS, STOPPED, type Condition } from './conditions.ts';
+
+/** Running engines' durations are refreshed at least this often. */
+export const DURATION_REFRESH_MS = 30_000;
+
+export interface StatusInput {
+  kind: EngineKind;
+  engine: EngineResource;
+  pods: readonly V1Pod[];
+  now: Date;
+  settings: Settings;
+  storageResizing: boolean;
+  /** A problem no retry can fix (e.g. the profile's pod template cannot be applied). */
+  terminal?: { reason: string; message: string };
+}
+
+export interface StatusPlan {
+  status: Record<string, unknown>;
+  /** A limit that asks to stop the running engine now. */
+  autoStop?: 'maxIdleDuration' | 'maxRunningDuration';
+  requeueAfterMs?: number;
+}
+
+const ACTIVE_STATES = ['STATE_STARTING', 'STATE_CONNECTING', 'STATE_RUNNING'];
+
+function observed(input: StatusInput): ObservedState {
+  const { kind, engine } = input;
+  if (input.terminal !== undefined && !stopWanted(kind, engine))
+    return {
+      state: 'STATE_FAILED',
+      reconciling: false,
+      message: input.terminal.message,
+      failureReason: 'FAILURE_REASON_UNKNOWN',
+    };
+  const held = heldFailure(engine, kind.failureReasonField);
+  if (held !== undefined && engine.metadata.deletionTimestamp === undefined)
+    return { state: 'STATE_FAILED', reconciling: false, message: held.message, failureReason: held.reason };
+  return observe({
+    kind,
+    deleting: engine.metadata.deletionTimestamp !== undefined,
+    stopWanted: stopWanted(kind, engine),
+    wantedPods: wantedReplicas(kind, engine),
+    pods: input.pods,
+  });
+}
+
+/** The latest start: the resume time when there is one after the creation, else the creation. */
+function startedAt(engine: EngineResource, now: Date): Date {
+  const created = timeOf(engine.metadata.creationTimestamp) ?? now;
+  const resumed = timeOf(engine.status?.['resumeTime']);
+  return resumed !== undefined && resumed > created ? resumed : created;
+}
+
+interface Timing {
+  fields: Record<string, string>;
+  autoStop?: StatusPlan['autoStop'];
+  requeueAfterMs?: number;
+}
+
+function timing(input: StatusInput, state: string): Timing {
+  const { engine } = input;
+  if (!ACTIVE_STATES.includes(state))
+    return { fields: { currentIdleDuration: '0s', currentRunningDuration: '0s' } };
+  const activity = timeOf(engine.metadata.annotations?.[LAST_ACTIVITY_ANNOTATION]);
+  const report = durations({
+    now: input.now,
+    startedAt: startedAt(engine, input.now),
+    ...(activity ? { lastActivityAt: activity } : {}),
+    maxIdleMs: durationMs(engine.spec['maxIdleDuration']) ?? 0,
+    maxRunningMs: durationMs(engine.spec['maxRunningDuration']) ?? 0,
+  });
+  const stop = state === 'STATE_RUNNING' ? report.exceeded : undefined;
+  return {
+    fields: {
+      currentIdleDuration: durationText(report.idleMs),
+      currentRunningDuration: durationText(report.runningMs),
+    },
+    ...(stop !== undefined ? { autoStop: stop } : {}),
+    requeueAfterMs: Math.min(DURATION_REFRESH_MS, report.nextDeadlineMs ?? DURATION_REFRESH_MS),
+  };
+}
+
+/** Disk usage the engine reported, for kinds and versions that report it; null otherwise. */
+function diskUsage(kind: EngineKind, engine: EngineResource): Record<string, string | null> {
+  if (kind.reportsDiskUsage === undefined) return {};
+  const none = { totalDiskSizeBytes: null, freeDiskSizeBytes: null };
+  const text = engine.metadata.annotations?.[DISK_USAGE_ANNOTATION];
+  if (!kind.reportsDiskUsage(engine) || text === undefined) return none;
+  try {
+    const report = JSON.parse(text) as { totalBytes?: unknown; freeBytes?: unknown };
+    const bytes = (v: unknown): string | null =>
+      (typeof v === 'string' || typeof v === 'number') && /^\d+$/.test(String(v)) ? String(v) : null;
+    return { totalDiskSizeBytes: bytes(report.totalBytes), freeDiskSizeBytes: bytes(report.freeBytes) };
+  } catch {
+    return none;
+  }
+}
+
+/** Why the engine is not ready (or that it is). */
+function readyReason(input: StatusInput, seen: ObservedState): string {
+  if (seen.state === 'STATE_RUNNING') return REASONS.running;
+  if (input.terminal !== undefined) return input.terminal.reason;
+  const byState: Record<string, string> = {
+    STATE_FAILED: REASONS.failed,
+    STATE_DELETING: REASONS.deleting,
+    [input.kind.stopStates.stopping]: REASONS.stopped,
+    [input.kind.stopStates.stopped]: REASONS.stopped,
+  };
+  return byState[seen.state] ?? REASONS.starting;
+}
+
+type WantedCondition = Omit<Condition, 'lastTransitionTime'>;
+const truth = (value: boolean): 'True' | 'False' => (value ? 'True' : 'False');
+
+function failedCondition(seen: ObservedState, reason: string, observedGeneration: number): WantedCondition {
+  const failed = seen.state === 'STATE_FAILED';
+  return {
+    type: FAILED,
+    status: truth(failed),
+    reason: failed ? reason : 'NoFailure',
+    message: failed ? (seen.message ?? 'The engine failed.') : 'The engine has not failed.',
+    observedGeneration,
+  };
+}
+
+function stoppedCondition(
+  kind: EngineKind,
+  engine: EngineResource,
+  observedGeneration: number,
+): WantedCondition {
+  const stopped = stopWanted(kind, engine);
+  const stopReason = engine.metadata.annotations?.[STOP_REASON_ANNOTATION] ?? REASONS.userRequested;
+  return {
+    type: STOPPED,
+    status: truth(stopped),
+    reason: stopped ? stopReason : 'Active',
+    message: stopped ? `The engine is wanted ${kind.stopIntent}.` : 'The engine is wanted running.',
+    observedGeneration,
+  };
+}
+
+function conditions(input: StatusInput, seen: ObservedState): Condition[] {
+  const { engine, kind } = input;
+  const observedGeneration = engine.metadata.generation ?? 0;
+  const reason = readyReason(input, seen);
+  const ready: WantedCondition = {
+    type: READY,
+    status: truth(seen.state === 'STATE_RUNNING'),
+    reason,
+    message: seen.message ?? `The engine is ${seen.state.replace('STATE_', '').toLowerCase()}.`,
+    observedGeneration,
+  };
+  const previous = (engine.status?.['conditions'] ?? []) as Condition[];
+  return mergeConditions(
+    previous,
+    [
+      ready,
+      failedCondition(seen, reason, observedGeneration),
+      stoppedCondition(kind, engine, observedGeneration),
+    ],
+    input.now,
+  );
+}
+
+export function planStatus(input: StatusInput): StatusPlan {
+  const { kind, engine } = input;
+  const seen = observed(input);
+  const { fields, autoStop, requeueAfterMs } = timing(input, seen.state);
+  const status: Record<string, unknown> = {
+    state: seen.state,
+    reconciling: seen.reconciling,
+    ...kind.urls(engine, input.settings),
+    ...fields,
+    ...diskUsage(kind, engine),
+    ...(kind.dataMountPath !== undefined ? { storageResizing: input.storageResizing } : {}),
+    ...(kind.failureReasonField !== undefined
+      ? { [kind.failureReasonField]: seen.failureReason ?? 'FAILURE_REASON_UNSPECIFIED' }
+      : {}),
+    observedGeneration: engine.metadata.generation ?? 0,
+    conditions: conditions(input, seen),
+  };
+  return {
+    status,
+    ...(autoStop !== undefined ? { autoStop } : {}),
+    ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}),
+  };
+}
+
+/** The fields of `status` whose values differ from the engine's current status. */
+export function changedFields(
+  current: Readonly<Record<string, unknown>> | undefined,
+  status: Readonly<Record<string, unknown>>,
+): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(status).filter(
+      ([key, value]) => JSON.stringify(current?.[key] ?? null) !== JSON.stringify(value ?? null),
+    ),
+  );
+}

@@ -1,0 +1,150 @@
+/**
+ * The controller runtime: informers turn every change of a watched object into the key of the
+ * resource it belongs to; workers take keys from a de-duplicating queue and reconcile them from
+ * the current state (level-triggered: the event type never matters). A failed reconcile comes
+ * back with exponential backoff; a reconcile may ask to run again after a delay (deadlines).
+ */
+import {
+  makeInformer,
+  type KubeConfig,
+  type KubernetesObject,
+  type ListPromise,
+} from '@kubernetes/client-node';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { Logger } from 'pino';
+import { WorkQueue } from './work-queue.ts';
+
+/** One watched collection and how its objects map to reconcile keys. */
+export interface Source {
+  path: string;
+  list: ListPromise<KubernetesObject>;
+  labelSelector?: string;
+  /** The key of the resource an object belongs to, if any. */
+  keyOf(object: KubernetesObject): string | undefined;
+}
+
+export interface ReconcileResult {
+  /** Run again after this long even if nothing changes (e.g. an idle deadline). */
+  requeueAfterMs?: number;
+}
+
+export interface ControllerOptions {
+  name: string;
+  kubeConfig: KubeConfig;
+  sources: readonly Source[];
+  reconcile(key: string): Promise<ReconcileResult | undefined>;
+  workers?: number;
+  log: Logger;
+  registry: Registry;
+}
+
+export interface Controller {
+  /** Queues a key by hand (tests, resync). */
+  enqueue(key: string): void;
+  stop(): Promise<void>;
+}
+
+interface Metrics {
+  reconciles: Counter;
+  errors: Counter;
+  duration: Histogram;
+}
+
+function metrics(registry: Registry, name: string, queue: WorkQueue): Metrics {
+  const labels = { controller: name };
+  const existing = registry.getSingleMetric('aiem_reconcile_total') as Counter | undefined;
+  const reconciles =
+    existing ??
+    new Counter({
+      name: 'aiem_reconcile_total',
+      help: 'Reconciles run',
+      labelNames: ['controller'],
+      registers: [registry],
+    });
+  const errors =
+    (registry.getSingleMetric('aiem_reconcile_errors_total') as Counter | undefined) ??
+    new Counter({
+      name: 'aiem_reconcile_errors_total',
+      help: 'Reconciles that failed',
+      labelNames: ['controller'],
+      registers: [registry],
+    });
+  const duration =
+    (registry.getSingleMetric('aiem_reconcile_duration_seconds') as Histogram | undefined) ??
+    new Histogram({
+      name: 'aiem_reconcile_duration_seconds',
+      help: 'Reconcile latency',
+      labelNames: ['controller'],
+      registers: [registry],
+    });
+  new Gauge({
+    name: `aiem_queue_depth_${name.toLowerCase()}`,
+    help: `Keys waiting in the ${name} queue`,
+    registers: [registry],
+    collect() {
+      this.set(queue.depth);
+    },
+  });
+  reconciles.inc(labels, 0);
+  return { reconciles, errors, duration };
+}
+
+/** Starts the informers and workers of one controller. */
+export async function startController(options: ControllerOptions): Promise<Controller> {
+  const queue = new WorkQueue();
+  const { reconciles, errors, duration } = metrics(options.registry, options.name, queue);
+  const log = options.log.child({ controller: options.name });
+  let stopped = false;
+  const informers = options.sources.map((source) => {
+    const informer = makeInformer(options.kubeConfig, source.path, source.list, source.labelSelector);
+    const enqueue = (object: KubernetesObject): void => {
+      const key = source.keyOf(object);
+      if (key !== undefined) queue.add(key);
+    };
+    informer.on('add', enqueue);
+    informer.on('update', enqueue);
+    informer.on('delete', enqueue);
+    // An informer stops on a watch error; start it again after a pause (it lists afresh).
+    informer.on('error', (error: unknown) => {
+      if (stopped) return;
+      log.warn({ err: error, path: source.path }, 'watch failed; restarting');
+      setTimeout(() => {
+        informer.start().catch(() => undefined);
+      }, 1000).unref();
+    });
+    return informer;
+  });
+  await Promise.all(informers.map((i) => i.start()));
+
+  const worker = async (): Promise<void> => {
+    for (let key = await queue.get(); key !== undefined; key = await queue.get()) {
+      const stopTimer = duration.startTimer({ controller: options.name });
+      try {
+        const result = await options.reconcile(key);
+        queue.forget(key);
+        if (result?.requeueAfterMs !== undefined) queue.addAfter(key, result.requeueAfterMs);
+      } catch (error: unknown) {
+        errors.inc({ controller: options.name });
+        log.warn({ err: error, key }, 'reconcile failed; retrying with backoff');
+        queue.retry(key);
+      } finally {
+        reconciles.inc({ controller: options.name });
+        stopTimer();
+        queue.done(key);
+      }
+    }
+  };
+  const workers = Array.from({ length: options.workers ?? 4 }, () => worker());
+
+  return {
+    enqueue: (key) => {
+      queue.add(key);
+    },
+    async stop(): Promise<void> {
+      stopped = true;
+      queue.shutDown();
+      await Promise.all(informers.map((i) => i.stop()));
+      await Promise.all(workers);
+    },
+  };
+}

@@ -1,0 +1,46 @@
+import { WorkQueue } from './work-queue.ts';
+
+describe('WorkQueue', () => {
+  test('queues a key once however often it is added, in order', async () => {
+    const queue = new WorkQueue();
+    queue.add('a');
+    queue.add('b');
+    queue.add('a');
+    expect(queue.depth).toBe(2);
+    expect(await queue.get()).toBe('a');
+    expect(await queue.get()).toBe('b');
+  });
+
+  test('never hands an active key to a second worker, and reruns it when added meanwhile', async () => {
+    const queue = new WorkQueue();
+    queue.add('a');
+    const key = await queue.get();
+    queue.add('a');
+    expect(queue.depth).toBe(0);
+    queue.done(key ?? '');
+    expect(await queue.get()).toBe('a');
+  });
+
+  test('wakes a waiting worker, and releases it on shutdown', async () => {
+    const queue = new WorkQueue();
+    const waiting = queue.get();
+    queue.add('x');
+    await expect(waiting).resolves.toBe('x');
+    const idle = queue.get();
+    queue.shutDown();
+    await expect(idle).resolves.toBeUndefined();
+  });
+
+  test('retries with growing delays, and keeps the earliest scheduled time', async () => {
+    const queue = new WorkQueue({ baseDelayMs: 5 });
+    const start = Date.now();
+    queue.retry('k');
+    expect(await queue.get()).toBe('k');
+    queue.done('k');
+    queue.retry('k');
+    queue.addAfter('k', 60_000);
+    expect(await queue.get()).toBe('k');
+    expect(Date.now() - start).toBeGreaterThanOrEqual(15);
+    queue.shutDown();
+  });
+});

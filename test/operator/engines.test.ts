@@ -1,0 +1,459 @@
+/**
+ * The operator on the local control plane with simulated nodes, driven through the public API:
+ * every engine kind from create to RUNNING, pause and resume keeping data, GPU placement, H2O
+ * clusters, storage growth, failures and their recovery, duration limits, and deletion.
+ */
+import {
+  AppsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubernetesObject,
+  type V1Pod,
+} from '@kubernetes/client-node';
+import { useApiServer, type RestResponse } from '../helpers/api-server.ts';
+import { watchUntil } from '../helpers/watch.ts';
+import { GPU_TAINT } from '../cluster/nodes.ts';
+
+const NAMESPACE = 'operator-test';
+const api = useApiServer({ namespace: NAMESPACE, operator: true, cluster: { resizeDelayMs: 1500 } });
+const GIB = 1024 ** 3;
+const enc = encodeURIComponent;
+const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+async function ok(response: Promise<RestResponse>): Promise<Record<string, unknown>> {
+  const r = await response;
+  if (r.status !== 200) throw new Error(`${r.status}: ${JSON.stringify(r.json)}`);
+  return r.json;
+}
+const rest = (method: string, path: string, body?: unknown): Promise<Record<string, unknown>> =>
+  ok(api().rest(method, path, body));
+
+const numeric = (min: string, def: string, max: string | null = null) => ({
+  min,
+  default: def,
+  max,
+  cumulativeMax: null,
+});
+const PROFILE = {
+  enabled: true,
+  assignedOidcRolesEnabled: false,
+  cpuConstraint: numeric('1', '1', '8'),
+  gpuConstraint: numeric('0', '0', '4'),
+  memoryBytesConstraint: numeric(String(GIB), String(2 * GIB)),
+  storageBytesConstraint: numeric(String(GIB), String(2 * GIB), String(100 * GIB)),
+  nodeCountConstraint: numeric('1', '1', '5'),
+  maxIdleDurationConstraint: { min: '0s', default: '3600s' },
+  maxRunningDurationConstraint: { min: '0s', default: '14400s' },
+  yamlGpuTolerations: `- key: ${GPU_TAINT.key}\n  operator: Exists\n  effect: ${GPU_TAINT.effect}\n`,
+};
+/** DAI engines' pods get a label and an environment variable from their profile. */
+const DAI_PROFILE = {
+  ...PROFILE,
+  yamlPodTemplateSpec: [
+    'metadata:',
+    '  labels:',
+    '    team: data-science',
+    'spec:',
+    '  containers:',
+    '  - name: driverless-ai',
+    '    env:',
+    '    - name: FROM_PROFILE',
+    '      value: "yes"',
+  ].join('\n'),
+  baseConfiguration: { max_runtime_minutes: '60', enable_gpus: 'true' },
+  configurationOverride: { disk_limit_gb: '100' },
+};
+const PROFILES: Record<string, object> = {
+  daiEngineProfiles: DAI_PROFILE,
+  h2oEngineProfiles: PROFILE,
+  notebookEngineProfiles: PROFILE,
+};
+
+beforeAll(async () => {
+  for (const [collection, profile] of Object.entries(PROFILES)) {
+    const id = `${collection.replace(/s$/, '')}Id`;
+    await rest('POST', `/v1/workspaces/global/${collection}?${id}=standard`, profile);
+  }
+  for (const version of ['1.10.5', '1.10.6', '1.11.0'])
+    await rest('POST', `/v1/workspaces/global/daiEngineVersions?daiEngineVersionId=${version}`, {
+      image: `dai:${version}`,
+    });
+  await rest('POST', '/v1/workspaces/global/h2oEngineVersions?h2oEngineVersionId=3.46.0.1', {
+    image: 'h2o:3.46',
+  });
+  await rest('POST', '/v1/workspaces/global/notebookEngineImages?notebookEngineImageId=jupyter', {
+    image: 'jupyter:1',
+    enabled: true,
+  });
+});
+
+type Engine = KubernetesObject & {
+  status?: { state?: string; storageResizing?: boolean; conditions?: { type: string; reason: string }[] };
+};
+
+/** Resolves once the engine's reported state is `state` (watching, not polling). */
+function reaches(plural: string, objectName: string, state: string, timeoutMs = 60_000): Promise<Engine> {
+  return watchUntil<Engine>(
+    api().cluster.kubeConfig,
+    `/apis/engine.h2o.ai/v1/namespaces/${NAMESPACE}/${plural}`,
+    (event) => event.object.status?.state === state,
+    { what: `${objectName} in ${state}`, query: { fieldSelector: `metadata.name=${objectName}` }, timeoutMs },
+  );
+}
+
+/** Resolves once the engine is gone from the cluster. */
+async function gone(plural: string, objectName: string): Promise<void> {
+  await watchUntil<Engine>(
+    api().cluster.kubeConfig,
+    `/apis/engine.h2o.ai/v1/namespaces/${NAMESPACE}/${plural}`,
+    (event) => event.type === 'DELETED',
+    {
+      what: `${objectName} deleted`,
+      query: { fieldSelector: `metadata.name=${objectName}` },
+      timeoutMs: 60_000,
+      // Deleted before the watch began counts too: the collection is then empty.
+      trigger: async () => {
+        const list = (await api()
+          .cluster.kubeConfig.makeApiClient(CustomObjectsApi)
+          .listNamespacedCustomObject({
+            group: 'engine.h2o.ai',
+            version: 'v1',
+            namespace: NAMESPACE,
+            plural,
+            fieldSelector: `metadata.name=${objectName}`,
+          })) as { items: unknown[] };
+        if (list.items.length === 0) throw new Error('ALREADY_GONE');
+      },
+    },
+  ).catch((error: unknown) => {
+    if (!(error instanceof Error) || error.message !== 'ALREADY_GONE') throw error;
+  });
+}
+
+const selector = (uid: string): string => `engine.h2o.ai/engine-uid=${uid}`;
+
+async function podsOf(uid: string): Promise<V1Pod[]> {
+  const core = api().cluster.kubeConfig.makeApiClient(CoreV1Api);
+  const list = await core.listNamespacedPod({ namespace: NAMESPACE, labelSelector: selector(uid) });
+  return list.items.filter((p) => p.metadata?.deletionTimestamp === undefined);
+}
+
+/** name=uid of each claim, so a recreated claim (new uid) is told apart from a kept one. */
+async function claimsOf(uid: string): Promise<string[]> {
+  const core = api().cluster.kubeConfig.makeApiClient(CoreV1Api);
+  const list = await core.listNamespacedPersistentVolumeClaim({
+    namespace: NAMESPACE,
+    labelSelector: selector(uid),
+  });
+  return list.items.map((p) => `${p.metadata?.name ?? ''}=${p.metadata?.uid ?? ''}`);
+}
+
+/** Every object the operator made for the engine, by kind. */
+async function ownedObjects(uid: string): Promise<string[]> {
+  const core = api().cluster.kubeConfig.makeApiClient(CoreV1Api);
+  const apps = api().cluster.kubeConfig.makeApiClient(AppsV1Api);
+  const labelSelector = selector(uid);
+  const namespace = NAMESPACE;
+  const names = (kind: string, items: KubernetesObject[]): string[] =>
+    items
+      .filter((i) => i.metadata?.deletionTimestamp === undefined)
+      .map((i) => `${kind}/${i.metadata?.name ?? ''}`);
+  return [
+    ...names('StatefulSet', (await apps.listNamespacedStatefulSet({ namespace, labelSelector })).items),
+    ...names('Service', (await core.listNamespacedService({ namespace, labelSelector })).items),
+    ...names('ConfigMap', (await core.listNamespacedConfigMap({ namespace, labelSelector })).items),
+    ...names('Pod', (await core.listNamespacedPod({ namespace, labelSelector })).items),
+    ...names('PVC', (await core.listNamespacedPersistentVolumeClaim({ namespace, labelSelector })).items),
+  ];
+}
+
+async function patchEngine(plural: string, name: string, body: object): Promise<void> {
+  await api()
+    .cluster.kubeConfig.makeApiClient(CustomObjectsApi)
+    .patchNamespacedCustomObject(
+      { group: 'engine.h2o.ai', version: 'v1', namespace: NAMESPACE, plural, name, body },
+      mergePatch,
+    );
+}
+
+const DAI = {
+  profile: 'workspaces/global/daiEngineProfiles/standard',
+  daiEngineVersion: 'workspaces/global/daiEngineVersions/1.10.6',
+};
+const uidOf = (created: Record<string, unknown>, field: string): string =>
+  (created[field] as { uid: string }).uid;
+
+describe('the operator', () => {
+  test('runs a DAI engine, pauses it keeping its volume, resumes it, and deletes everything it made', async () => {
+    const created = await rest('POST', '/v1/workspaces/op/daiEngines?daiEngineId=e1', {
+      ...DAI,
+      config: { max_runtime_minutes: '30', port: '80' },
+    });
+    const uid = uidOf(created, 'daiEngine');
+    await reaches('daiengines', 'op.e1', 'STATE_RUNNING');
+    const engine = await rest('GET', `/v1/${enc('workspaces/op/daiEngines/e1')}`);
+    expect(engine['daiEngine']).toMatchObject({
+      state: 'STATE_RUNNING',
+      reconciling: false,
+      apiUrl: `${api().gateway.restUrl}/workspaces/op/daiEngines/e1/`,
+      loginUrl: `${api().gateway.restUrl}/workspaces/op/daiEngines/e1/openid/login`,
+      currentRunningDuration: expect.stringMatching(/^\d+s$/) as unknown,
+    });
+    const [pod] = await podsOf(uid);
+    expect(pod?.spec?.containers[0]).toMatchObject({
+      image: 'dai:1.10.6',
+      resources: { limits: { cpu: '1', memory: String(2 * GIB) } },
+      env: expect.arrayContaining([{ name: 'FROM_PROFILE', value: 'yes' }]) as unknown,
+    });
+    expect(pod?.metadata?.labels?.['team']).toBe('data-science');
+    // The final configuration: the override beats everything, reserved keys keep the core value.
+    const core = api().cluster.kubeConfig.makeApiClient(CoreV1Api);
+    const [configMap] = (
+      await core.listNamespacedConfigMap({ namespace: NAMESPACE, labelSelector: selector(uid) })
+    ).items;
+    const toml = configMap?.data?.['config.toml'] ?? '';
+    expect(toml).toContain('max_runtime_minutes = 30\n');
+    expect(toml).toContain('disk_limit_gb = 100\n');
+    expect(toml).toContain('port = 12345\n');
+    expect(toml).toContain('enable_gpus = true\n');
+    const volumes = await claimsOf(uid);
+    expect(volumes).toHaveLength(1);
+
+    await rest('POST', `/v1/${enc('workspaces/op/daiEngines/e1')}:pause`);
+    await reaches('daiengines', 'op.e1', 'STATE_PAUSED');
+    expect(await podsOf(uid)).toHaveLength(0);
+    expect(await claimsOf(uid)).toEqual(volumes);
+
+    // An upgrade while paused swaps the image and keeps the data.
+    await rest('POST', `/v1/${enc('workspaces/op/daiEngines/e1')}:upgradeDAIEngineVersion`, {
+      newDaiEngineVersion: 'workspaces/global/daiEngineVersions/1.11.0',
+    });
+    await rest('POST', `/v1/${enc('workspaces/op/daiEngines/e1')}:resume`);
+    await reaches('daiengines', 'op.e1', 'STATE_RUNNING');
+    expect((await podsOf(uid))[0]?.spec?.containers[0]?.image).toBe('dai:1.11.0');
+    expect(await claimsOf(uid)).toEqual(volumes);
+    const resumed = await rest('GET', `/v1/${enc('workspaces/op/daiEngines/e1')}`);
+    expect((resumed['daiEngine'] as { resumeTime?: string }).resumeTime).toBeDefined();
+
+    await rest('DELETE', `/v1/${enc('workspaces/op/daiEngines/e1')}`);
+    await gone('daiengines', 'op.e1');
+    expect(await ownedObjects(uid)).toEqual([]);
+  });
+
+  test('puts GPU engines on GPU nodes with the profile’s tolerations, and CPU engines elsewhere', async () => {
+    const gpu = await rest('POST', '/v1/workspaces/op/daiEngines?daiEngineId=gpu', { ...DAI, gpu: 1 });
+    const cpu = await rest('POST', '/v1/workspaces/op/daiEngines?daiEngineId=cpu', DAI);
+    await reaches('daiengines', 'op.gpu', 'STATE_RUNNING');
+    await reaches('daiengines', 'op.cpu', 'STATE_RUNNING');
+    const core = api().cluster.kubeConfig.makeApiClient(CoreV1Api);
+    const placement = async (uid: string): Promise<{ taints: string[]; pod: V1Pod | undefined }> => {
+      const [pod] = await podsOf(uid);
+      const node = await core.readNode({ name: pod?.spec?.nodeName ?? '' });
+      return { taints: (node.spec?.taints ?? []).map((t) => t.key), pod };
+    };
+    const onGpu = await placement(uidOf(gpu, 'daiEngine'));
+    const onCpu = await placement(uidOf(cpu, 'daiEngine'));
+    expect(onGpu.taints).toContain(GPU_TAINT.key);
+    expect(onCpu.taints).not.toContain(GPU_TAINT.key);
+    expect(onGpu.pod?.spec?.containers[0]?.resources?.limits).toMatchObject({ 'nvidia.com/gpu': '1' });
+    expect(onGpu.pod?.spec?.tolerations).toEqual(
+      expect.arrayContaining([expect.objectContaining({ key: GPU_TAINT.key, operator: 'Exists' })]),
+    );
+    expect(onCpu.pod?.spec?.tolerations ?? []).not.toEqual(
+      expect.arrayContaining([expect.objectContaining({ key: GPU_TAINT.key })]),
+    );
+  });
+
+  test('runs an H2O engine of 3 nodes as 3 pods behind a headless service, and terminates it for good', async () => {
+    const created = await rest('POST', '/v1/workspaces/op/h2oEngines?h2oEngineId=h1', {
+      profile: 'workspaces/global/h2oEngineProfiles/standard',
+      h2oEngineVersion: 'workspaces/global/h2oEngineVersions/3.46.0.1',
+      nodeCount: 3,
+    });
+    const uid = uidOf(created, 'h2oEngine');
+    await reaches('h2oengines', 'op.h1', 'STATE_RUNNING');
+    const pods = await podsOf(uid);
+    expect(pods).toHaveLength(3);
+    expect(
+      pods.map((p) => p.spec?.containers[0]?.env?.find((e) => e.name === 'H2O_NODE_COUNT')?.value),
+    ).toEqual(['3', '3', '3']);
+    const core = api().cluster.kubeConfig.makeApiClient(CoreV1Api);
+    const [service] = (
+      await core.listNamespacedService({ namespace: NAMESPACE, labelSelector: selector(uid) })
+    ).items;
+    expect(service?.spec?.clusterIP).toBe('None');
+    expect(new Set(pods.map((p) => p.spec?.subdomain))).toEqual(new Set([service?.metadata?.name]));
+
+    await rest('POST', `/v1/${enc('workspaces/op/h2oEngines/h1')}:terminate`);
+    await reaches('h2oengines', 'op.h1', 'STATE_TERMINATED');
+    expect(await podsOf(uid)).toHaveLength(0);
+    const resume = await api().rest('POST', `/v1/${enc('workspaces/op/h2oEngines/h1')}:resume`);
+    expect(resume.status).not.toBe(200);
+  });
+
+  test('grows a notebook engine’s volume, reporting storageResizing until it is done', async () => {
+    const created = await rest('POST', '/v1/workspaces/op/notebookEngines?notebookEngineId=n1', {
+      profile: 'workspaces/global/notebookEngineProfiles/standard',
+      notebookImage: 'workspaces/global/notebookEngineImages/jupyter',
+    });
+    await reaches('notebookengines', 'op.n1', 'STATE_RUNNING');
+    const uid = uidOf(created, 'notebookEngine');
+    const before = await claimsOf(uid);
+    const path = `/apis/engine.h2o.ai/v1/namespaces/${NAMESPACE}/notebookengines`;
+    const query = { fieldSelector: 'metadata.name=op.n1' };
+    await watchUntil<Engine>(
+      api().cluster.kubeConfig,
+      path,
+      (e) => e.object.status?.storageResizing === true,
+      {
+        what: 'resizing',
+        query,
+        trigger: () =>
+          rest('POST', `/v1/${enc('workspaces/op/notebookEngines/n1')}:resizeStorage`, {
+            newStorageBytes: String(4 * GIB),
+          }),
+      },
+    );
+    await watchUntil<Engine>(
+      api().cluster.kubeConfig,
+      path,
+      (e) => e.object.status?.storageResizing === false,
+      {
+        what: 'resized',
+        query,
+      },
+    );
+    const core = api().cluster.kubeConfig.makeApiClient(CoreV1Api);
+    const [claim] = (
+      await core.listNamespacedPersistentVolumeClaim({ namespace: NAMESPACE, labelSelector: selector(uid) })
+    ).items;
+    expect(claim?.status?.capacity?.['storage']).toBe(String(4 * GIB));
+    expect(await claimsOf(uid)).toEqual(before);
+  });
+
+  test('reports a crashing engine FAILED with its reason, stops it, and a resume brings it back', async () => {
+    const created = await rest('POST', '/v1/workspaces/op/notebookEngines?notebookEngineId=crash', {
+      profile: 'workspaces/global/notebookEngineProfiles/standard',
+      notebookImage: 'workspaces/global/notebookEngineImages/jupyter',
+    });
+    await reaches('notebookengines', 'op.crash', 'STATE_RUNNING');
+    const uid = uidOf(created, 'notebookEngine');
+    const [pod] = await podsOf(uid);
+    const core = api().cluster.kubeConfig.makeApiClient(CoreV1Api);
+    // The simulated node reports the container killed for lack of memory, again and again.
+    await core.patchNamespacedPod(
+      {
+        name: pod?.metadata?.name ?? '',
+        namespace: NAMESPACE,
+        body: { metadata: { annotations: { 'crash-loop.stage.test.aiem/reason': 'OOMKilled' } } },
+      },
+      mergePatch,
+    );
+    await reaches('notebookengines', 'op.crash', 'STATE_FAILED');
+    const failed = await rest('GET', `/v1/${enc('workspaces/op/notebookEngines/crash')}`);
+    expect(failed['notebookEngine']).toMatchObject({
+      state: 'STATE_FAILED',
+      failureReason: 'FAILURE_REASON_OOM_KILLED',
+      reconciling: false,
+    });
+    // A failed engine holds no pods: they are stopped until the user resumes.
+    await watchUntil<V1Pod>(
+      api().cluster.kubeConfig,
+      `/api/v1/namespaces/${NAMESPACE}/pods`,
+      (e) => e.type === 'DELETED',
+      {
+        what: 'the crashing pod stopped',
+        query: { fieldSelector: `metadata.name=${pod?.metadata?.name ?? ''}` },
+        trigger: async () => {
+          if ((await podsOf(uid)).length === 0) throw new Error('ALREADY_GONE');
+        },
+      },
+    ).catch((error: unknown) => {
+      if (!(error instanceof Error) || error.message !== 'ALREADY_GONE') throw error;
+    });
+
+    await rest('POST', `/v1/${enc('workspaces/op/notebookEngines/crash')}:resume`);
+    await reaches('notebookengines', 'op.crash', 'STATE_RUNNING');
+    const recovered = await rest('GET', `/v1/${enc('workspaces/op/notebookEngines/crash')}`);
+    expect(recovered['notebookEngine']).toMatchObject({ failureReason: 'FAILURE_REASON_UNSPECIFIED' });
+    expect(await podsOf(uid)).toHaveLength(1);
+  });
+
+  test('reports FAILED with the reason when the profile’s pod template breaks the workload', async () => {
+    await rest('POST', '/v1/workspaces/global/h2oEngineProfiles?h2oEngineProfileId=broken', {
+      ...PROFILE,
+      // A sidecar without an image: Kubernetes refuses such a pod.
+      yamlPodTemplateSpec: 'spec:\n  containers:\n  - name: sidecar\n',
+    });
+    await rest('POST', '/v1/workspaces/op/h2oEngines?h2oEngineId=broken', {
+      profile: 'workspaces/global/h2oEngineProfiles/broken',
+      h2oEngineVersion: 'workspaces/global/h2oEngineVersions/3.46.0.1',
+    });
+    const failed = await reaches('h2oengines', 'op.broken', 'STATE_FAILED');
+    const ready = failed.status?.conditions?.find((c) => c.type === 'Ready') as
+      { reason: string; message?: string } | undefined;
+    expect(ready?.reason).toBe('InvalidWorkload');
+    expect(ready?.message).toContain('image');
+  });
+
+  test('pauses a DAI engine left idle past its limit, and resets idleness on reported activity', async () => {
+    await rest('POST', '/v1/workspaces/op/daiEngines?daiEngineId=idle', { ...DAI, maxIdleDuration: '4s' });
+    const running = await reaches('daiengines', 'op.idle', 'STATE_RUNNING');
+    // The engine reports user activity: idleness starts over from that moment.
+    const activity = new Date().toISOString();
+    await patchEngine('daiengines', 'op.idle', {
+      metadata: { annotations: { 'engine.h2o.ai/last-activity-time': activity } },
+    });
+    const paused = await reaches('daiengines', 'op.idle', 'STATE_PAUSED', 30_000);
+    const stopped = paused.status?.conditions?.find((c) => c.type === 'Stopped');
+    expect(stopped?.reason).toBe('MaxIdleDurationExceeded');
+    const pausedAt = Date.now();
+    expect(pausedAt - Date.parse(activity)).toBeGreaterThanOrEqual(4000);
+    expect(running.status?.state).toBe('STATE_RUNNING');
+    const engine = await rest('GET', `/v1/${enc('workspaces/op/daiEngines/idle')}`);
+    expect(engine['daiEngine']).toMatchObject({ state: 'STATE_PAUSED', currentIdleDuration: '0s' });
+  });
+
+  test('terminates an H2O engine that runs past its maximum running duration', async () => {
+    await rest('POST', '/v1/workspaces/op/h2oEngines?h2oEngineId=limited', {
+      profile: 'workspaces/global/h2oEngineProfiles/standard',
+      h2oEngineVersion: 'workspaces/global/h2oEngineVersions/3.46.0.1',
+      maxRunningDuration: '3s',
+    });
+    const terminated = await reaches('h2oengines', 'op.limited', 'STATE_TERMINATED', 30_000);
+    expect(terminated.status?.conditions?.find((c) => c.type === 'Stopped')?.reason).toBe(
+      'MaxRunningDurationExceeded',
+    );
+  });
+
+  test('reports disk usage for DAI 1.10.6 and later from the engine’s report, and none before', async () => {
+    await rest('POST', '/v1/workspaces/op/daiEngines?daiEngineId=disk', DAI);
+    await rest('POST', '/v1/workspaces/op/daiEngines?daiEngineId=old', {
+      ...DAI,
+      daiEngineVersion: 'workspaces/global/daiEngineVersions/1.10.5',
+    });
+    await reaches('daiengines', 'op.disk', 'STATE_RUNNING');
+    await reaches('daiengines', 'op.old', 'STATE_RUNNING');
+    const report = {
+      'engine.h2o.ai/disk-usage': JSON.stringify({ totalBytes: '2147483648', freeBytes: '1073741824' }),
+    };
+    for (const name of ['op.old', 'op.disk'])
+      await patchEngine('daiengines', name, { metadata: { annotations: report } });
+    await watchUntil<KubernetesObject & { status?: { freeDiskSizeBytes?: string } }>(
+      api().cluster.kubeConfig,
+      `/apis/engine.h2o.ai/v1/namespaces/${NAMESPACE}/daiengines`,
+      (e) => e.object.status?.freeDiskSizeBytes === '1073741824',
+      { what: 'disk usage reported', query: { fieldSelector: 'metadata.name=op.disk' } },
+    );
+    const fresh = await rest('GET', `/v1/${enc('workspaces/op/daiEngines/disk')}`);
+    expect(fresh['daiEngine']).toMatchObject({
+      totalDiskSizeBytes: '2147483648',
+      freeDiskSizeBytes: '1073741824',
+    });
+    const old = await rest('GET', `/v1/${enc('workspaces/op/daiEngines/old')}`);
+    expect(old['daiEngine']).not.toHaveProperty('freeDiskSizeBytes');
+    expect(old['daiEngine']).not.toHaveProperty('totalDiskSizeBytes');
+  });
+});
