@@ -16,7 +16,7 @@ clients = h2o_engine_manager.login_custom(
 dai = clients.dai_engine_client
 
 # A filter in the AIP-160 grammar, written by hand or composed with FilterBuilder.
-page = dai.list_engines(filter="gpu > 0 OR cpu >= 8", order_by="cpu desc")
+page = dai.list_engines(filter="gpu > 0 OR cpu >= 8", order_by="cpu desc, name")
 print(f"{page.total_size} engines:", [engine.display_name for engine in page.engines])
 big = (
     FilterBuilder()
@@ -25,7 +25,7 @@ big = (
     .WithFilter(CreateTime().GreaterThan(datetime(2025, 1, 1)))
     .Build()
 )
-print(f"filter {big!r}:", [engine.display_name for engine in dai.list_all_engines(filter=big)])
+print(f"filter {big!r}:", [engine.display_name for engine in dai.list_all_engines(filter=big, order_by="display_name")])
 
 engine = dai.get_engine(engine_id="churn-model")
 
