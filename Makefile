@@ -78,10 +78,10 @@ binaries: ## Build the control plane binaries (cold: ~7 min once per machine)
 ##@ Generate
 
 # Everything `make generate` writes; `make check-generated` fails when any of it is stale.
-GENERATED := gateway/src/gen docs-site/static/openapi crds
+GENERATED := gateway/src/gen docs-site/static/openapi crds operator/src/podtemplate/gen
 
 .PHONY: generate
-generate: node_modules/.package-lock.json ## Regenerate TypeScript, OpenAPI, REST routes and CRDs from proto/
+generate: node_modules/.package-lock.json ## Regenerate TypeScript, OpenAPI, REST routes and CRDs from proto/; pod patch metadata
 	bash scripts/proto-deps.sh
 	openapiv2=$$(bash test/cluster/build-binaries.sh openapiv2 | sed -n 's/^OPENAPIV2_BIN=//p'); \
 	  PATH="$$openapiv2:$$PATH" node_modules/.bin/buf generate
@@ -89,6 +89,9 @@ generate: node_modules/.package-lock.json ## Regenerate TypeScript, OpenAPI, RES
 	# The API's descriptors, for gRPC server reflection.
 	node_modules/.bin/buf build --as-file-descriptor-set --exclude-source-info -o gateway/src/gen/api.binpb
 	$(NODE) proto/tools/generate.ts .gen-deps/image.json
+	# Strategic merge patch metadata of pod templates, from the Kubernetes release's OpenAPI v3
+	# document in the Go module cache (build-binaries.sh downloads that module).
+	$(NODE) operator/src/podtemplate/tools/patch-metadata.ts
 
 .PHONY: check-generated
 check-generated: generate ## Fail when the committed generated files differ from proto/
