@@ -33,6 +33,8 @@ export interface TestIdentity {
   provider: IdentityProvider;
   /** The policy file the gateway applies; rewrite it to change the policy. */
   policyPath: string;
+  /** One entry per reload of the policy file: undefined, or why the changed file was refused. */
+  policyReloads: unknown[];
   /** A valid access token of the account (cached per account). */
   token(accountId: string): Promise<string>;
   /** REST headers carrying the account's token. */
@@ -64,7 +66,13 @@ export function useIdentity(options: IdentityOptions): {
     folder = mkdtempSync(join(tmpdir(), 'aiem-policy-'));
     const policyPath = options.policy === undefined ? DEFAULT_POLICY_FILE : join(folder, 'policy.yaml');
     if (options.policy !== undefined) writeFileSync(policyPath, options.policy);
-    policy = watchPolicyFile(policyPath, { intervalMs: options.policyPollMs ?? 100 });
+    const policyReloads: unknown[] = [];
+    policy = watchPolicyFile(policyPath, {
+      intervalMs: options.policyPollMs ?? 100,
+      onReload: (error) => {
+        policyReloads.push(error);
+      },
+    });
     verify = oidcAuthenticate({
       issuer: provider.issuer,
       audiences: [provider.audience],
@@ -83,6 +91,7 @@ export function useIdentity(options: IdentityOptions): {
     identity = {
       provider,
       policyPath,
+      policyReloads,
       token,
       headers: async (accountId) => bearer(await token(accountId)).headers,
       metadata: async (accountId) => bearer(await token(accountId)).metadata,

@@ -10,7 +10,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
-import { Provider, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import { Provider, type AdapterFactory, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import { memoryAdapter } from './memory-adapter.ts';
 
 /** A user of the provider. */
@@ -50,6 +50,11 @@ export interface IdentityProvider {
   rolesClaim: string;
   /** The keys it signs with, the first one in use. */
   keys: readonly SigningKey[];
+  /**
+   * Starts signing with a new key, still publishing the earlier ones (as issuers rotate keys);
+   * resolves to the new key.
+   */
+  rotateKeys(): Promise<SigningKey>;
   /** Adds or replaces an account. */
   addAccount(account: Account): void;
   /** A new refresh token of the account, usable any number of times (not rotated). */
@@ -73,10 +78,16 @@ export async function generateSigningKey(): Promise<SigningKey> {
   return { ...(await exportJWK(privateKey)), kid: randomUUID(), alg: 'RS256', use: 'sig' };
 }
 
-function configuration(
-  accounts: Map<string, Account>,
-  options: { clientId: string; audience: string; accessTokenTtl: number; keys: readonly SigningKey[] },
-): Configuration {
+interface Settings {
+  clientId: string;
+  audience: string;
+  accessTokenTtl: number;
+  keys: readonly SigningKey[];
+  adapter: AdapterFactory;
+  cookieKey: string;
+}
+
+function configuration(accounts: Map<string, Account>, options: Settings): Configuration {
   return {
     clients: [
       {
@@ -88,7 +99,7 @@ function configuration(
       },
     ],
     jwks: { keys: options.keys.map((k) => ({ ...k })) },
-    adapter: memoryAdapter(),
+    adapter: options.adapter,
     findAccount: (_ctx: KoaContextWithOIDC, id: string) => {
       const account = accounts.get(id);
       if (account === undefined) return undefined;
@@ -132,7 +143,7 @@ function configuration(
       Session: DAY,
       Interaction: 3600,
     },
-    cookies: { keys: [randomBytes(32).toString('base64url')] },
+    cookies: { keys: [options.cookieKey] },
   };
 }
 
@@ -143,7 +154,7 @@ export async function startIdentityProvider(
   const host = options.host ?? '127.0.0.1';
   const clientId = options.clientId ?? 'ai-engine-manager-client';
   const audience = options.audience ?? 'ai-engine-manager';
-  const keys = options.keys ?? [await generateSigningKey()];
+  let keys = options.keys ?? [await generateSigningKey()];
   const accounts = new Map((options.accounts ?? []).map((a) => [a.id, a]));
   const server: Server = createServer();
   await new Promise<void>((resolve, reject) => {
@@ -151,16 +162,16 @@ export async function startIdentityProvider(
     server.listen(options.port ?? 0, host, resolve);
   });
   const issuer = `http://${host}:${(server.address() as AddressInfo).port}`;
-  const provider = new Provider(
-    issuer,
-    configuration(accounts, {
-      clientId,
-      audience,
-      accessTokenTtl: options.accessTokenTtlSeconds ?? 3600,
-      keys,
-    }),
-  );
-  const callback = provider.callback();
+  const settings = {
+    clientId,
+    audience,
+    accessTokenTtl: options.accessTokenTtlSeconds ?? 3600,
+    // Shared by every key generation, so that tokens outlive a key rotation.
+    adapter: memoryAdapter(),
+    cookieKey: randomBytes(32).toString('base64url'),
+  };
+  let provider = new Provider(issuer, configuration(accounts, { ...settings, keys }));
+  let callback = provider.callback();
   server.on('request', (request, response) => {
     void callback(request, response);
   });
@@ -206,7 +217,15 @@ export async function startIdentityProvider(
     clientId,
     audience,
     rolesClaim: ROLES_CLAIM,
-    keys,
+    get keys() {
+      return keys;
+    },
+    rotateKeys: async () => {
+      keys = [await generateSigningKey(), ...keys];
+      provider = new Provider(issuer, configuration(accounts, { ...settings, keys }));
+      callback = provider.callback();
+      return keys[0] as SigningKey;
+    },
     addAccount: (account) => {
       accounts.set(account.id, account);
     },
