@@ -102,6 +102,11 @@ const config: Config = {
             id: 'engine-manager',
             spec: 'static/openapi/engine-manager.swagger.json',
             route: '/api/',
+            // "Download" offers the generated document itself, from this site: the default
+            // link is absolute on the published host, which readers of a local or air-gapped
+            // copy cannot reach.
+            url: `${BASE_URL}openapi/engine-manager.swagger.json`,
+            normalizeUrl: false,
           },
         ],
         theme: { primaryColor: '#1a5fb4' },

@@ -8,7 +8,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, expect } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, expect, jest } from '@jest/globals';
 import {
   chromium,
   type Browser,
@@ -68,6 +68,8 @@ export async function openPage(page: Page, url: string): Promise<number | undefi
  * fails it if any page tried to reach another host.
  */
 export function useSite(): () => Site {
+  // A page load with hydration takes about a second; the API reference several.
+  jest.setTimeout(30_000);
   let site: Site | undefined;
   let server: StaticSite | undefined;
   const extraServers: StaticSite[] = [];

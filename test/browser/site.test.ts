@@ -1,0 +1,218 @@
+/**
+ * The documentation site as a reader meets it: every route, the navbar and footer, colour
+ * modes, the mobile layout, the table of contents and the API reference. Screenshots of the
+ * main pages go to test/browser/artifacts/.
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, test } from '@jest/globals';
+import type { Page } from 'playwright-core';
+import { fakeSearchService } from './fake-algolia.ts';
+import { GUIDE_PAGE, SITE_ROUTES } from './routes.ts';
+import { ARTIFACTS, DESKTOP, MOBILE, openPage, useSite } from './site.ts';
+
+const site = useSite();
+
+const OPENAPI = join(
+  resolve(dirname(fileURLToPath(import.meta.url)), '..', '..'),
+  'docs-site/static/openapi/engine-manager.swagger.json',
+);
+
+const theme = (page: Page) => page.locator('html').getAttribute('data-theme');
+
+describe('routes', () => {
+  test.each(SITE_ROUTES.map((route) => [route]))('/ai-engine-manager/%s shows its page', async (route) => {
+    const page = await site().newPage();
+    // The search page asks the search service at once.
+    await fakeSearchService(page, []);
+    const status = await openPage(page, site().at(route));
+    expect(status).toBe(200);
+    await expect(page.title()).resolves.not.toMatch(/Page Not Found/);
+    await expect(page.locator('h1').first().innerText()).resolves.not.toBe('Page Not Found');
+  });
+});
+
+describe('navbar', () => {
+  test('has the five product dropdowns, each listing external documentation', async () => {
+    const page = await site().newPage();
+    await openPage(page, site().url);
+    const dropdowns = page.locator('.navbar__items:not(.navbar__items--right) > .dropdown');
+    await expect(dropdowns.locator('> .navbar__link').allInnerTexts()).resolves.toEqual([
+      'Platform',
+      'Applications',
+      'Models',
+      'AI Engines',
+      'GenAI',
+    ]);
+    for (const dropdown of await dropdowns.all()) {
+      await dropdown.hover();
+      const links = dropdown.locator('.dropdown__menu a');
+      await links.first().waitFor();
+      expect(await links.count()).toBeGreaterThan(1);
+      for (const link of await links.all()) {
+        await expect(link.isVisible()).resolves.toBe(true);
+        await expect(link.getAttribute('href')).resolves.toMatch(/^https:\/\/docs\.h2o\.ai\//);
+        await expect(link.getAttribute('target')).resolves.toBe('_blank');
+        await expect(link.getAttribute('rel')).resolves.toContain('noopener');
+      }
+    }
+    await expect(
+      page.locator('.dropdown__menu a', { hasText: 'AI Engine Manager' }).getAttribute('href'),
+    ).resolves.toBe('https://docs.h2o.ai/ai-engine-manager/');
+  });
+
+  test('has the search box, the colour mode switch, and the Learn More and Request a Demo buttons', async () => {
+    const page = await site().newPage();
+    await openPage(page, site().url);
+    const right = page.locator('.navbar__items--right');
+    await expect(right.locator('.DocSearch-Button').isVisible()).resolves.toBe(true);
+    await expect(
+      right.getByRole('button', { name: /Switch between dark and light mode/ }).isVisible(),
+    ).resolves.toBe(true);
+    const buttons = right.locator('a.button');
+    await expect(buttons.allInnerTexts()).resolves.toEqual(['Learn More', 'Request a Demo']);
+    await expect(
+      buttons.evaluateAll((links) => links.map((link) => link.getAttribute('href'))),
+    ).resolves.toEqual(['https://h2o.ai/platform/ai-cloud/', 'https://h2o.ai/demo/']);
+    for (const button of await buttons.all()) {
+      await expect(button.isVisible()).resolves.toBe(true);
+      await expect(button.getAttribute('target')).resolves.toBe('_blank');
+    }
+  });
+});
+
+test('the footer has the About us, Legal and Community link groups', async () => {
+  const page = await site().newPage();
+  await openPage(page, site().url);
+  const columns = page.locator('footer .footer__col');
+  await expect(columns.locator('.footer__title').allInnerTexts()).resolves.toEqual([
+    'About us',
+    'Legal',
+    'Community',
+  ]);
+  for (const column of await columns.all()) {
+    const hrefs = await column
+      .locator('a')
+      .evaluateAll((links) => links.map((link) => link.getAttribute('href')));
+    expect(hrefs.length).toBeGreaterThan(1);
+    for (const href of hrefs) expect(href).toMatch(/^https:\/\//);
+  }
+});
+
+describe('colour mode', () => {
+  test('is light by default, even when the system prefers dark', async () => {
+    const page = await site().newPage({ colorScheme: 'dark' });
+    await openPage(page, site().url);
+    await expect(theme(page)).resolves.toBe('light');
+    await expect(page.evaluate(() => getComputedStyle(document.body).color)).resolves.toBe('rgb(28, 30, 33)');
+  });
+
+  test('the switch turns it dark, and the choice stays across reloads and pages', async () => {
+    const page = await site().newPage();
+    await openPage(page, site().url);
+    await page.getByRole('button', { name: /Switch between dark and light mode/ }).click();
+    await expect(theme(page)).resolves.toBe('dark');
+    // Light text on the dark background.
+    await expect(page.evaluate(() => getComputedStyle(document.body).color)).resolves.toBe(
+      'rgb(227, 227, 227)',
+    );
+    await openPage(page, site().url);
+    await expect(theme(page)).resolves.toBe('dark');
+    await openPage(page, site().at(GUIDE_PAGE));
+    await expect(theme(page)).resolves.toBe('dark');
+    await page.getByRole('button', { name: /Switch between dark and light mode/ }).click();
+    await openPage(page, site().url);
+    await expect(theme(page)).resolves.toBe('light');
+  });
+});
+
+describe('layout', () => {
+  test('at 996px wide the sidebar moves into a mobile menu', async () => {
+    const page = await site().newPage({ viewport: MOBILE });
+    await openPage(page, site().at(GUIDE_PAGE));
+    await expect(page.locator('aside.theme-doc-sidebar-container').isVisible()).resolves.toBe(false);
+    const toggle = page.getByRole('button', { name: 'Toggle navigation bar' });
+    await toggle.click();
+    const menu = page.locator('.navbar-sidebar');
+    await menu.waitFor();
+    // The mobile menu opens on the documentation's own sidebar, with this page in it.
+    await expect(menu.locator('.menu__link--active').first().isVisible()).resolves.toBe(true);
+    await expect(menu.getByRole('link', { name: 'REST API reference' }).isVisible()).resolves.toBe(true);
+  });
+
+  test('at 997px wide the sidebar shows beside the page, and it cannot be hidden', async () => {
+    const page = await site().newPage({ viewport: { ...MOBILE, width: 997 } });
+    await openPage(page, site().at(GUIDE_PAGE));
+    await expect(page.locator('aside.theme-doc-sidebar-container').isVisible()).resolves.toBe(true);
+    await expect(page.getByRole('button', { name: 'Toggle navigation bar' }).isVisible()).resolves.toBe(
+      false,
+    );
+    await expect(page.getByRole('button', { name: 'Collapse sidebar' }).count()).resolves.toBe(0);
+  });
+
+  test('the table of contents lists second- and third-level headings only', async () => {
+    const page = await site().newPage();
+    await openPage(page, site().at('test-pages/docs/headings'));
+    await expect(page.locator('.table-of-contents a').allInnerTexts()).resolves.toEqual([
+      'Second level A',
+      'Third level A',
+      'Second level B',
+      'Third level B',
+    ]);
+    // The same rule on a real guide page: the contents match its h2 and h3 headings.
+    await openPage(page, site().at(GUIDE_PAGE));
+    const headings = await page
+      .locator('article :is(h2, h3)[id]')
+      .evaluateAll((elements) => elements.map((element) => `#${element.id}`));
+    await expect(
+      page
+        .locator('.table-of-contents a')
+        .evaluateAll((links) => links.map((link) => link.getAttribute('href'))),
+    ).resolves.toEqual(headings);
+  });
+});
+
+test('the API reference at api/ documents every service and operation of the OpenAPI document', async () => {
+  const spec = JSON.parse(readFileSync(OPENAPI, 'utf8')) as {
+    info: { title: string };
+    tags: { name: string }[];
+    paths: Record<string, Record<string, { operationId: string }>>;
+  };
+  const operations = Object.values(spec.paths).flatMap((methods) => Object.values(methods));
+  const page = await site().newPage();
+  await openPage(page, site().at('api/'));
+  await expect(page.locator('.redocusaurus h1').first().innerText()).resolves.toContain(spec.info.title);
+  const menu = page.locator('.redocusaurus .menu-content');
+  for (const tag of spec.tags)
+    await expect(menu.getByText(tag.name, { exact: true }).count()).resolves.toBe(1);
+  await expect(page.locator('.redocusaurus [id*="/operation/"]').count()).resolves.toBe(operations.length);
+  // The document itself can be downloaded from the page.
+  const download = page.getByRole('link', { name: 'Download' }).first();
+  const href = new URL((await download.getAttribute('href')) ?? '', page.url());
+  expect(href.origin).toBe(new URL(site().url).origin);
+  const response = await page.request.get(href.href);
+  expect(response.status()).toBe(200);
+  expect(((await response.json()) as { info: { title: string } }).info.title).toBe(spec.info.title);
+});
+
+describe('screenshots', () => {
+  const pages = { home: '', guide: GUIDE_PAGE, api: 'api/' };
+  const sizes = { desktop: DESKTOP, mobile: MOBILE };
+  test.each(
+    Object.entries(pages).flatMap(([name, path]) =>
+      (['light', 'dark'] as const).flatMap((mode) =>
+        Object.entries(sizes).map(([size, viewport]) => ({ name, path, mode, size, viewport })),
+      ),
+    ),
+  )('$name in $mode mode at $size size', async ({ name, path, mode, size, viewport }) => {
+    const page = await site().newPage({ viewport });
+    await page.addInitScript((value) => {
+      localStorage.setItem('theme', value);
+    }, mode);
+    await openPage(page, site().at(path));
+    await expect(theme(page)).resolves.toBe(mode);
+    await page.locator('h1').first().waitFor();
+    await page.screenshot({ path: join(ARTIFACTS, `${name}-${mode}-${size}.png`) });
+  });
+});
