@@ -6,7 +6,7 @@
 import { describe, expect, test } from '@jest/globals';
 import type { Page, Request } from 'playwright-core';
 import { GUIDE_PAGE } from './routes.ts';
-import { BASE_PATH, openPage, useSite } from './site.ts';
+import { openPage, useSite } from './site.ts';
 
 const site = useSite();
 
@@ -60,7 +60,7 @@ describe('addresses', () => {
   test('a site served at the wrong base path shows the red baseUrl banner', async () => {
     const wrong = await site().serveAt('/');
     const page = await site().newPage();
-    await page.goto(`${wrong.url}`);
+    await page.goto(wrong.url);
     const banner = page.locator('#__docusaurus-base-url-issue-banner');
     await banner.waitFor();
     await expect(banner.innerText()).resolves.toContain('Your Docusaurus site did not load properly.');
@@ -78,7 +78,7 @@ describe('failures', () => {
   test('a crashed page shows "This page crashed." and "Try again" brings it back', async () => {
     const page = await site().newPage();
     await page.addInitScript(() => {
-      window.__aiemCrash = true;
+      (window as unknown as { __aiemCrash: boolean }).__aiemCrash = true;
     });
     await openPage(page, site().at('test-pages/crash'));
     await expect(heading(page).innerText()).resolves.toBe('This page crashed.');
@@ -87,7 +87,7 @@ describe('failures', () => {
     await expect(page.locator('.navbar__title').innerText()).resolves.toBe('AI Engine Manager');
     await markDocument(page);
     await page.evaluate(() => {
-      window.__aiemCrash = false;
+      (window as unknown as { __aiemCrash: boolean }).__aiemCrash = false;
     });
     await tryAgain.click();
     await page.getByText('The page rendered.').waitFor();
