@@ -23,6 +23,8 @@ export interface Kubectl {
   /** The client's gitVersion, e.g. v1.36.3. */
   version: string;
   patch(original: JsonObject, patch: JsonObject): Promise<KubectlResult>;
+  /** The same with the patch in YAML, which kubectl reads as Kubernetes reads YAML. */
+  patchYaml(original: JsonObject, patch: string): Promise<KubectlResult>;
   /** Removes the scratch folder. */
   close(): Promise<void>;
 }
@@ -43,27 +45,29 @@ export async function openKubectl(): Promise<Kubectl> {
   const { stdout } = await run(path, ['version', '--client', '-o', 'json'], { env });
   const version = (JSON.parse(stdout) as { clientVersion: { gitVersion: string } }).clientVersion.gitVersion;
   let files = 0;
+  const apply = async (original: JsonObject, patch: string): Promise<KubectlResult> => {
+    const file = join(scratch, `template-${files++}.json`);
+    // JSON, not YAML: kubectl reads YAML 1.1, where an unquoted y or no is a boolean.
+    const object = {
+      apiVersion: 'v1',
+      kind: 'PodTemplate',
+      metadata: { name: 'engine' },
+      template: original,
+    };
+    await writeFile(file, JSON.stringify(object));
+    const args = ['patch', '--local', '--type=strategic', '-o', 'json', '-f', file, '-p', patch];
+    try {
+      const { stdout } = await run(path, args, { env });
+      return { template: (JSON.parse(stdout) as { template: JsonObject }).template };
+    } catch (error: unknown) {
+      return { error: (error as { stderr?: string }).stderr?.trim() ?? String(error) };
+    }
+  };
   return {
     path,
     version,
-    async patch(original: JsonObject, patch: JsonObject): Promise<KubectlResult> {
-      const file = join(scratch, `template-${files++}.json`);
-      // JSON, not YAML: kubectl reads YAML 1.1, where an unquoted y or no is a boolean.
-      const object = {
-        apiVersion: 'v1',
-        kind: 'PodTemplate',
-        metadata: { name: 'engine' },
-        template: original,
-      };
-      await writeFile(file, JSON.stringify(object));
-      const args = ['patch', '--local', '--type=strategic', '-o', 'json', '-f', file];
-      try {
-        const out = await run(path, [...args, '-p', JSON.stringify({ template: patch })], { env });
-        return { template: (JSON.parse(out.stdout) as { template: JsonObject }).template };
-      } catch (error: unknown) {
-        return { error: (error as { stderr?: string }).stderr?.trim() ?? String(error) };
-      }
-    },
+    patch: (original, patch) => apply(original, JSON.stringify({ template: patch })),
+    patchYaml: (original, patch) => apply(original, `template:\n${patch.replace(/^/gm, '  ')}`),
     close: () => rm(scratch, { recursive: true, force: true }),
   };
 }

@@ -35,13 +35,19 @@ const intType = new yaml.Type('tag:yaml.org,2002:int', {
   construct: (data: string) => parseInteger(withoutUnderscores(data)),
 });
 
+// go-yaml tries numbers only for scalars that start with a digit, a sign or a dot, and keeps
+// floats out of range as strings.
 const floatType = new yaml.Type('tag:yaml.org,2002:float', {
   kind: 'scalar',
   resolve: (data: string | null) =>
-    data !== null &&
-    (data.startsWith('.') ? FLOAT_FROM_DOT.test(data) : FLOAT.test(withoutUnderscores(data))),
+    data !== null && isFloat(data) && Number.isFinite(Number(withoutUnderscores(data))),
   construct: (data: string) => Number(withoutUnderscores(data)),
 });
+
+function isFloat(data: string): boolean {
+  if (data.startsWith('.')) return FLOAT_FROM_DOT.test(data);
+  return /^[-+0-9]/.test(data) && FLOAT.test(withoutUnderscores(data));
+}
 
 // `<<: *anchor` merges mappings in go-yaml too.
 const mergeType = new yaml.Type('tag:yaml.org,2002:merge', {
@@ -54,7 +60,8 @@ const KUBERNETES_SCHEMA = yaml.FAILSAFE_SCHEMA.extend({
 });
 
 /**
- * Parses one YAML document as Kubernetes does; undefined for an empty one.
+ * Parses one YAML document as Kubernetes does. Warning: `.inf` and `.nan` stay strings, where
+ * kubectl fails to turn them into JSON.
  * @throws yaml.YAMLException for invalid YAML, several documents or duplicate keys
  */
 export function loadKubernetesYaml(text: string): unknown {

@@ -82,9 +82,9 @@ function parseTolerations(text: string): JsonObject[] | undefined {
   return parsed;
 }
 
-/** The YAML document as JSON; undefined when the text is empty. */
+/** The YAML document as JSON; undefined when the text holds nothing but blanks and comments. */
 function parseYaml(field: PodTemplateField, text: string): JsonValue | undefined {
-  if (text.trim() === '') return undefined;
+  if (text.split('\n').every((line) => /^\s*(#.*)?$/.test(line))) return undefined;
   let parsed: unknown;
   try {
     parsed = loadKubernetesYaml(text);
@@ -93,7 +93,7 @@ function parseYaml(field: PodTemplateField, text: string): JsonValue | undefined
     throw new PodTemplateError(field, `it is not valid YAML: ${reason}`, { cause: error });
   }
   if (parsed === undefined || parsed === null) {
-    throw new PodTemplateError(field, 'it is null; leave it empty to set nothing');
+    throw new PodTemplateError(field, 'it is null (leave it empty to set nothing)');
   }
   return parsed as JsonValue;
 }
