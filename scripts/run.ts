@@ -69,7 +69,7 @@ const identity =
   process.env['AIEM_OIDC_ISSUER_URL'] === undefined
     ? await startLocalIdentity({
         host,
-        port: port('AIEM_IDENTITY_PORT', 8081),
+        port: port('AIEM_IDENTITY_PORT', 8090),
         // A working day, so that copied access tokens outlast a session of trying things.
         accessTokenTtlSeconds: 12 * 60 * 60,
       })
