@@ -49,10 +49,13 @@ test('the reference states names, signatures and members of the whole client', (
   expect(claims.filter((c) => c.kind === 'signature').length).toBeGreaterThan(100);
 });
 
-test.each(RELEASES)('every stated name exists in h2o-engine-manager %s as the pages show it', async (release) => {
-  const found = await problems(release, claims);
-  expect(found.map((p) => `${p.page}: ${p.problem}`)).toEqual([]);
-});
+test.each(RELEASES)(
+  'every stated name exists in h2o-engine-manager %s as the pages show it',
+  async (release) => {
+    const found = await problems(release, claims);
+    expect(found.map((p) => `${p.page}: ${p.problem}`)).toEqual([]);
+  },
+);
 
 test('a name, parameter, member or signature the package does not have is reported', async () => {
   const page = [
@@ -73,7 +76,9 @@ test('a name, parameter, member or signature the package does not have is report
     'Call `engine.hibernate()` or `engine.explode()`.',
   ].join('\n');
   const { claims: stated, problems: local } = pageClaims('made-up.md', page);
-  expect(local).toEqual(['made-up.md: `engine.explode()` is not declared in python_names or a signature block']);
+  expect(local).toEqual([
+    'made-up.md: `engine.explode()` is not declared in python_names or a signature block',
+  ]);
   const found = await problems(RELEASES[0] ?? '', stated);
   expect(found.map((p) => p.kind).sort()).toEqual(['enum', 'name', 'parameter', 'signature']);
   expect(found.find((p) => p.kind === 'signature')?.problem).toContain('DAIEngine.pause()');

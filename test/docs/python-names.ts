@@ -45,96 +45,130 @@ function frontMatter(text: string): { data: FrontMatter; body: string; offset: n
   return { data, body: text.slice(match[0].length), offset: match[0].split('\n').length - 1 };
 }
 
+interface Segment {
+  /** The fence's language, for fenced blocks. */
+  fence?: string;
+  text: string;
+  line: number;
+}
+
 /** Splits a page body into fenced blocks and the text between them. */
-function segments(body: string): { fence?: string; text: string; line: number }[] {
+function segments(body: string): Segment[] {
   const lines = body.split('\n');
-  const out: { fence?: string; text: string; line: number }[] = [];
-  let prose: string[] = [];
-  let proseStart = 0;
-  for (let i = 0; i < lines.length; i++) {
+  const out: Segment[] = [];
+  let start = 0;
+  let i = 0;
+  while (i < lines.length) {
     const open = FENCE.exec(lines[i] ?? '');
     if (!open) {
-      prose.push(lines[i] ?? '');
+      i++;
       continue;
     }
-    out.push({ text: prose.join('\n'), line: proseStart });
+    out.push({ text: lines.slice(start, i).join('\n'), line: start });
     const ticks = open[1] ?? '```';
-    const start = i;
-    const content: string[] = [];
-    while (++i < lines.length && !(lines[i] ?? '').startsWith(ticks)) content.push(lines[i] ?? '');
-    out.push({ fence: (open[2] ?? '').trim().split(/\s+/)[0] ?? '', text: content.join('\n'), line: start });
-    prose = [];
-    proseStart = i + 1;
+    const close = lines.findIndex((l, j) => j > i && l.startsWith(ticks));
+    const end = close === -1 ? lines.length : close;
+    const fence = (open[2] ?? '').trim().split(/\s+/)[0] ?? '';
+    out.push({ fence, text: lines.slice(i + 1, end).join('\n'), line: i });
+    i = end + 1;
+    start = i;
   }
-  out.push({ text: prose.join('\n'), line: proseStart });
+  out.push({ text: lines.slice(start).join('\n'), line: start });
   return out;
+}
+
+const TABLE_KINDS = ['Parameter', 'Attribute', 'Method', 'Member'];
+
+/** Reads one page, segment by segment, collecting what it states. */
+class PageReader {
+  readonly claims: Claim[] = [];
+  readonly problems: string[] = [];
+  private readonly declared = new Set<string>();
+  private readonly calls: [string, string][] = [];
+  private owners: Record<string, string | undefined> = {};
+  private readonly page: string;
+  private readonly module: string | undefined;
+  private readonly offset: number;
+
+  constructor(page: string, data: FrontMatter, offset: number) {
+    this.page = page;
+    this.module = data.python_module;
+    this.offset = offset;
+    for (const name of data.python_names ?? []) this.declare({ kind: 'name', target: name, page }, name);
+  }
+
+  private declare(claim: Claim, name: string): void {
+    this.claims.push(claim);
+    this.declared.add(name.slice(name.lastIndexOf('.') + 1));
+  }
+
+  private at(line: number): string {
+    return `${this.page}:${line + this.offset + 1}`;
+  }
+
+  read(segment: Segment): void {
+    if (segment.fence === 'signature') this.signature(segment);
+    else if (segment.fence === undefined) this.prose(segment);
+  }
+
+  private signature(segment: Segment): void {
+    if (this.module === undefined) {
+      this.problems.push(
+        `${this.at(segment.line)}: a signature block needs python_module in the front matter`,
+      );
+      return;
+    }
+    const block = signatureBlock(this.module, segment.text, this.page);
+    this.claims.push(...block.claims);
+    for (const name of block.declared) this.declared.add(name);
+    this.owners = {
+      Parameter: block.callable ?? this.owners['Parameter'],
+      Attribute: block.owner === undefined ? this.owners['Attribute'] : classOf(this.module, block.owner),
+      Member: block.enum ?? this.owners['Member'],
+    };
+    this.owners['Method'] = this.owners['Attribute'];
+  }
+
+  private prose(segment: Segment): void {
+    let header: string | undefined;
+    for (const line of segment.text.split('\n')) {
+      if (!line.startsWith('|')) header = undefined;
+      else if (header === undefined) header = /^\|\s*([A-Za-z]+)\s*\|/.exec(line)?.[1] ?? '';
+      else this.row(header, line, segment.line);
+    }
+    for (const call of segment.text.matchAll(CALL_SPAN)) this.calls.push([call[1] ?? '', call[2] ?? '']);
+  }
+
+  /** One row of a Parameter, Attribute, Method or Member table. */
+  private row(header: string, line: string, segmentLine: number): void {
+    const cell = FIRST_CODE_CELL.exec(line)?.[1];
+    if (cell === undefined || !TABLE_KINDS.includes(header)) return;
+    const owner = this.owners[header];
+    if (owner === undefined) {
+      this.problems.push(`${this.at(segmentLine)}: a ${header} table must follow a signature block`);
+      return;
+    }
+    const claim: Claim =
+      header === 'Parameter'
+        ? { kind: 'parameter', target: owner, name: cell, page: this.page }
+        : { kind: 'name', target: `${owner}.${cell}`, page: this.page };
+    this.declare(claim, cell);
+  }
+
+  /** Calls written in code spans that nothing on the page declares. */
+  undeclaredCalls(): string[] {
+    return this.calls
+      .filter(([, name]) => !this.declared.has(name))
+      .map(([call]) => `${this.page}: \`${call}()\` is not declared in python_names or a signature block`);
+  }
 }
 
 /** The claims one page makes, `page` naming it in messages. */
 export function pageClaims(page: string, text: string): PageClaims {
   const { data, body, offset } = frontMatter(text);
-  const claims: Claim[] = [];
-  const problems: string[] = [];
-  const declared = new Set<string>();
-  const module = data.python_module;
-  const at = (line: number): string => `${page}:${line + offset + 1}`;
-  for (const name of data.python_names ?? []) {
-    claims.push({ kind: 'name', target: name, page });
-    declared.add(name.slice(name.lastIndexOf('.') + 1));
-  }
-  let lastCallable: string | undefined;
-  let lastClass: string | undefined;
-  let lastEnum: string | undefined;
-  const calls: [string, string][] = [];
-  for (const segment of segments(body)) {
-    if (segment.fence === 'signature') {
-      if (module === undefined) {
-        problems.push(`${at(segment.line)}: a signature block needs python_module in the front matter`);
-        continue;
-      }
-      const block = signatureBlock(module, segment.text, page);
-      claims.push(...block.claims);
-      for (const name of block.declared) declared.add(name);
-      if (block.callable !== undefined) lastCallable = block.callable;
-      if (block.owner !== undefined) lastClass = classOf(module, block.owner);
-      if (block.enum !== undefined) lastEnum = block.enum;
-      continue;
-    }
-    if (segment.fence !== undefined) continue;
-    let header: string | undefined;
-    for (const line of segment.text.split('\n')) {
-      if (!line.startsWith('|')) {
-        header = undefined;
-        continue;
-      }
-      if (header === undefined) {
-        header = /^\|\s*([A-Za-z]+)\s*\|/.exec(line)?.[1] ?? '';
-        continue;
-      }
-      const cell = FIRST_CODE_CELL.exec(line)?.[1];
-      if (cell === undefined || !['Parameter', 'Attribute', 'Method', 'Member'].includes(header)) continue;
-      const owners: Record<string, string | undefined> = {
-        Parameter: lastCallable,
-        Attribute: lastClass,
-        Method: lastClass,
-        Member: lastEnum,
-      };
-      const owner = owners[header];
-      if (owner === undefined) {
-        problems.push(`${at(segment.line)}: a ${header} table must follow a signature block`);
-        continue;
-      }
-      declared.add(cell);
-      if (header === 'Parameter') claims.push({ kind: 'parameter', target: owner, name: cell, page });
-      else claims.push({ kind: 'name', target: `${owner}.${cell}`, page });
-    }
-    calls.push(...[...segment.text.matchAll(CALL_SPAN)].map((call) => [call[1] ?? '', call[2] ?? '']));
-  }
-  for (const [call, name] of calls) {
-    if (!declared.has(name))
-      problems.push(`${page}: \`${call}()\` is not declared in python_names or a signature block`);
-  }
-  return { claims, problems };
+  const reader = new PageReader(page, data, offset);
+  for (const segment of segments(body)) reader.read(segment);
+  return { claims: reader.claims, problems: [...reader.problems, ...reader.undeclaredCalls()] };
 }
 
 /** The class part of a callable target: `mod.Class.method` -> `mod.Class`, `mod.Class` stays. */
