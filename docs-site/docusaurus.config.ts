@@ -12,7 +12,6 @@ import { readFileSync } from 'node:fs';
 import { themes as prismThemes } from 'prism-react-renderer';
 import type { Config, PluginConfig } from '@docusaurus/types';
 import type * as Preset from '@docusaurus/preset-classic';
-import type * as Redocusaurus from 'redocusaurus';
 import { footerLinks, navbarItems } from './src/site-links';
 
 /** The product release these pages describe: the root package's version. */
@@ -53,7 +52,24 @@ const localSearch: PluginConfig = [
   },
 ];
 
-const testPages = process.env['AIEM_DOCS_TEST_PAGES'] === '1';
+/** The pages the browser tests provoke failures on, and a page with every heading level. */
+const testPlugins: PluginConfig[] =
+  process.env['AIEM_DOCS_TEST_PAGES'] === '1'
+    ? [
+        './src/plugins/test-pages.ts',
+        [
+          'content-docs',
+          {
+            id: 'test-docs',
+            path: 'src/test-pages/docs',
+            routeBasePath: 'test-pages/docs',
+            sidebarPath: false,
+          },
+        ],
+      ]
+    : [];
+
+const REDOC_THEME = 'theme-redoc';
 
 const config: Config = {
   title: 'AI Engine Manager',
@@ -94,41 +110,29 @@ const config: Config = {
         sitemap: { ignorePatterns: [`${BASE_URL}test-pages/**`] },
       } satisfies Preset.Options,
     ],
-    [
-      'redocusaurus',
-      {
-        specs: [
-          {
-            id: 'engine-manager',
-            spec: 'static/openapi/engine-manager.swagger.json',
-            route: '/api/',
-            // "Download" offers the generated document itself, from this site: the default
-            // link is absolute on the published host, which readers of a local or air-gapped
-            // copy cannot reach.
-            url: `${BASE_URL}openapi/engine-manager.swagger.json`,
-            normalizeUrl: false,
-          },
-        ],
-        theme: { primaryColor: '#1a5fb4' },
-      } satisfies Redocusaurus.PresetEntry[1],
-    ],
   ],
-  themes: algolia ? [] : [localSearch],
-  plugins: testPages
-    ? [
-        './src/plugins/test-pages.ts',
-        // A page with headings of every level, rendered like every other doc page.
-        [
-          'content-docs',
-          {
-            id: 'test-docs',
-            path: 'src/test-pages/docs',
-            routeBasePath: 'test-pages/docs',
-            sidebarPath: false,
-          },
-        ],
-      ]
-    : [],
+  themes: [
+    // Redoc, as redocusaurus sets it up; its plugin is added below (src/plugins/api-reference.ts).
+    ['docusaurus-theme-redoc', { id: REDOC_THEME, primaryColor: '#1a5fb4' }],
+    ...(algolia ? [] : [localSearch]),
+  ],
+  plugins: [
+    [
+      './src/plugins/api-reference.ts',
+      {
+        id: 'engine-manager',
+        themeId: REDOC_THEME,
+        spec: 'static/openapi/engine-manager.swagger.json',
+        route: '/api/',
+        // "Download" offers the generated document itself, from this site: the default link
+        // is absolute on the published host, which readers of a local or air-gapped copy
+        // cannot reach.
+        url: `${BASE_URL}openapi/engine-manager.swagger.json`,
+        normalizeUrl: false,
+      },
+    ],
+    ...testPlugins,
+  ],
   themeConfig: {
     image: 'img/logo.svg',
     colorMode: { defaultMode: 'light', disableSwitch: false, respectPrefersColorScheme: false },

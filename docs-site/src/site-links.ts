@@ -67,8 +67,14 @@ export const productGroups: ProductGroup[] = [
 
 /** The two call-to-action buttons at the right of the navbar. */
 export const navbarButtons = [
-  { label: 'Learn More', href: 'https://h2o.ai/platform/ai-cloud/', kind: 'primary' },
-  { label: 'Request a Demo', href: 'https://h2o.ai/demo/', kind: 'secondary' },
+  {
+    label: 'Learn More',
+    // Read out, not shown: "Learn More" alone does not say where the link goes.
+    hiddenDetail: ' about the H2O AI Cloud platform',
+    href: 'https://h2o.ai/platform/ai-cloud/',
+    kind: 'primary',
+  },
+  { label: 'Request a Demo', hiddenDetail: '', href: 'https://h2o.ai/demo/', kind: 'secondary' },
 ] as const;
 
 export const navbarItems: NavbarItem[] = [
@@ -80,7 +86,9 @@ export const navbarItems: NavbarItem[] = [
   })),
   { type: 'search', position: 'right' },
   ...navbarButtons.map((button): NavbarItem => ({
-    label: button.label,
+    html: button.hiddenDetail
+      ? `${button.label}<span class="visually-hidden">${button.hiddenDetail}</span>`
+      : button.label,
     href: button.href,
     position: 'right',
     className: `button button--${button.kind} navbar-button`,

@@ -71,7 +71,13 @@ describe('navbar', () => {
       right.getByRole('button', { name: /Switch between dark and light mode/ }).isVisible(),
     ).resolves.toBe(true);
     const buttons = right.locator('a.button');
-    await expect(buttons.allInnerTexts()).resolves.toEqual(['Learn More', 'Request a Demo']);
+    // What they show; "Learn More" also tells screen readers where it leads.
+    await expect(
+      buttons.evaluateAll((links) => links.map((link) => link.firstChild?.textContent)),
+    ).resolves.toEqual(['Learn More', 'Request a Demo']);
+    await expect(
+      right.getByRole('link', { name: 'Learn More about the H2O AI Cloud platform' }).isVisible(),
+    ).resolves.toBe(true);
     await expect(
       buttons.evaluateAll((links) => links.map((link) => link.getAttribute('href'))),
     ).resolves.toEqual(['https://h2o.ai/platform/ai-cloud/', 'https://h2o.ai/demo/']);

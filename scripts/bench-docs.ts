@@ -1,0 +1,86 @@
+/**
+ * `make bench-docs`: Lighthouse scores of the built documentation site (docs-site/build) for
+ * the home page and a guide page, on the mobile profile Lighthouse uses by default and on its
+ * desktop profile. The site is served locally by the same static server the browser tests
+ * use, and audited with the machine's Chromium; reports go to .run/bench/docs/.
+ *
+ * Environment: AIEM_DOCS_BENCH_PAGES (comma-separated paths under the base path, default the
+ * home page and the overview guide), CHROMIUM_PATH (default /usr/bin/chromium).
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { serveStaticSite } from './static-site.ts';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const BUILD = join(ROOT, 'docs-site', 'build');
+const LIGHTHOUSE = join(ROOT, 'docs-site', 'node_modules', 'lighthouse', 'cli', 'index.js');
+const REPORTS = join(ROOT, '.run', 'bench', 'docs');
+const CATEGORIES = ['performance', 'accessibility', 'best-practices', 'seo'] as const;
+const CHROME_FLAGS = [
+  '--headless=new',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+].join(' ');
+
+interface LighthouseResult {
+  categories: Record<string, { score: number | null }>;
+}
+
+const pages = (process.env['AIEM_DOCS_BENCH_PAGES'] ?? ',get-started/what-is-ai-engine-manager')
+  .split(',')
+  .map((page) => page.trim());
+
+/** Runs Lighthouse once and returns its category scores, 0–100. */
+async function audit(url: string, name: string, desktop: boolean): Promise<Record<string, number>> {
+  const output = join(REPORTS, name);
+  await promisify(execFile)(
+    process.execPath,
+    [
+      LIGHTHOUSE,
+      url,
+      `--only-categories=${CATEGORIES.join(',')}`,
+      '--output=json',
+      '--output=html',
+      `--output-path=${output}`,
+      `--chrome-flags=${CHROME_FLAGS}`,
+      '--quiet',
+      ...(desktop ? ['--preset=desktop'] : []),
+    ],
+    { env: { ...process.env, CHROME_PATH: process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium' } },
+  );
+  const result = JSON.parse(readFileSync(`${output}.report.json`, 'utf8')) as LighthouseResult;
+  return Object.fromEntries(
+    CATEGORIES.map((category) => [category, Math.round((result.categories[category]?.score ?? 0) * 100)]),
+  );
+}
+
+if (!existsSync(join(BUILD, 'index.html'))) throw new Error(`${BUILD} is missing: run 'make docs'`);
+mkdirSync(REPORTS, { recursive: true });
+const site = await serveStaticSite({ root: BUILD, mount: '/ai-engine-manager/' });
+const rows: { page: string; profile: string; scores: Record<string, number> }[] = [];
+try {
+  for (const page of pages) {
+    for (const profile of ['mobile', 'desktop']) {
+      const name = `${page.replace(/[^a-z0-9]+/gi, '-').replace(/^-|-$/g, '') || 'home'}-${profile}`;
+      const scores = await audit(new URL(page, site.url).href, name, profile === 'desktop');
+      rows.push({ page: `/${page}`, profile, scores });
+      console.log(
+        `${`/ai-engine-manager/${page}`.padEnd(52)} ${profile.padEnd(8)} ${CATEGORIES.map(
+          (category) => `${category} ${scores[category]}`,
+        ).join('  ')}`,
+      );
+    }
+  }
+} finally {
+  await site.close();
+}
+writeFileSync(join(REPORTS, 'summary.json'), `${JSON.stringify(rows, null, 2)}\n`);
+console.log(`Reports: ${REPORTS}`);
