@@ -16,9 +16,11 @@ ifneq ($(wildcard /etc/ssl/certs/ca-certificates.crt),)
 export NODE_EXTRA_CA_CERTS ?= /etc/ssl/certs/ca-certificates.crt
 endif
 # Debian packages that the build and the tests use.
-APT_PACKAGES := openssl ca-certificates
+APT_PACKAGES := openssl ca-certificates chromium
 
 JEST := $(NODE) --experimental-vm-modules --disable-warning=ExperimentalWarning node_modules/jest/bin/jest.js
+# The docs site's npm packages (docs-site/ is an npm project of its own).
+DOCS_DEPS := docs-site/node_modules/.package-lock.json
 
 ##@ General
 
@@ -31,7 +33,7 @@ help: ## Show this help
 ##@ Setup
 
 .PHONY: deps
-deps: apt-packages node_modules/.package-lock.json binaries python-clients ## Install everything: Debian packages, Node 24, npm packages, cluster binaries, Python clients
+deps: apt-packages node_modules/.package-lock.json $(DOCS_DEPS) binaries python-clients ## Install everything: Debian packages, Node 24, npm packages (also the docs site's), cluster binaries, Python clients
 
 .PHONY: apt-packages
 apt-packages: ## Install the Debian packages that are missing
@@ -55,6 +57,12 @@ node: $(NODE) ## Install Node.js 24 into the cache
 # sync. `npm install` installs exactly the locked versions and leaves the lock file unchanged.
 node_modules/.package-lock.json: package-lock.json package.json $(NODE)
 	npm install --no-audit --no-fund
+	@touch $@
+
+# The documentation site is an npm project of its own (docs-site/package.json), installed the
+# same way.
+$(DOCS_DEPS): docs-site/package-lock.json docs-site/package.json $(NODE)
+	cd docs-site && npm install --no-audit --no-fund
 	@touch $@
 
 # The published Python client, pinned, each release in its own venv, for the compatibility tests.
@@ -108,11 +116,13 @@ lint: node_modules/.package-lock.json ## Lint and check formatting
 	$(NODE) node_modules/prettier/bin/prettier.cjs --check .
 
 .PHONY: typecheck
-typecheck: node_modules/.package-lock.json ## Type-check every package
+typecheck: node_modules/.package-lock.json $(DOCS_DEPS) ## Type-check every package
 	$(NODE) node_modules/typescript/bin/tsc --noEmit -p tsconfig.json
+	$(NODE) node_modules/typescript/bin/tsc --noEmit -p test/browser/tsconfig.json
+	$(NODE) docs-site/node_modules/typescript/bin/tsc --noEmit -p docs-site/tsconfig.json
 
 .PHONY: test
-test: deps check-generated lint typecheck ## Install what is missing, then run every test
+test: deps check-generated lint typecheck docs-test-build ## Install what is missing, build the docs site, then run every test
 	$(JEST) --ci
 
 .PHONY: format
@@ -122,7 +132,7 @@ format: node_modules/.package-lock.json ## Format the sources
 ##@ Run
 
 .PHONY: run
-run: deps ## Run the whole product locally on a control plane with simulated nodes (Ctrl+C stops)
+run: deps docs-site/build/index.html ## Run the whole product and its docs site locally on a control plane with simulated nodes (Ctrl+C stops)
 	$(NODE) scripts/run.ts
 
 .PHONY: cluster-up
@@ -133,8 +143,40 @@ cluster-up: deps ## Start the local control plane in the background
 cluster-down: node_modules/.package-lock.json ## Stop the local control plane
 	$(NODE) test/cluster/cli.ts down
 
+##@ Docs
+
+# Docusaurus, without its update check (the build must not reach the internet).
+DOCUSAURUS := NO_UPDATE_NOTIFIER=1 $(NODE) node_modules/@docusaurus/core/bin/docusaurus.mjs
+
+.PHONY: docs
+docs: $(DOCS_DEPS) ## Build the docs site into docs-site/build (a broken link fails it)
+	cd docs-site && $(DOCUSAURUS) build
+
+docs-site/build/index.html: $(DOCS_DEPS)
+	$(MAKE) docs
+
+# The browser tests' build: hosted search with test keys (the tests answer its requests) and
+# the test-only pages (src/plugins/test-pages.ts). Never publish it.
+.PHONY: docs-test-build
+docs-test-build: $(DOCS_DEPS) ## Build the docs site for the browser tests into docs-site/build-test
+	cd docs-site && ALGOLIA_APP_ID=AIEMTEST ALGOLIA_API_KEY=test-search-only-key \
+	  ALGOLIA_INDEX_NAME=ai-engine-manager AIEM_DOCS_TEST_PAGES=1 $(DOCUSAURUS) build --out-dir build-test
+
+.PHONY: docs-serve
+docs-serve: docs-site/build/index.html ## Serve the built docs site at http://127.0.0.1:3000/ai-engine-manager/
+	$(NODE) scripts/serve-docs.ts
+
+##@ Benchmarks
+
+.PHONY: bench
+bench: bench-docs ## Run every benchmark
+
+.PHONY: bench-docs
+bench-docs: apt-packages docs ## Lighthouse scores of the docs site's home page and a guide page
+	$(NODE) scripts/bench-docs.ts
+
 ##@ Clean
 
 .PHONY: clean
-clean: ## Remove node_modules and local run state (the machine cache stays)
-	rm -rf node_modules .run
+clean: ## Remove node_modules, docs site builds and local run state (the machine cache stays)
+	rm -rf node_modules .run docs-site/node_modules docs-site/build docs-site/build-test docs-site/.docusaurus

@@ -16,6 +16,7 @@ import { startOperator } from '../operator/src/operator.ts';
 import { pino } from 'pino';
 import { untilSignal } from '../test/cluster/cli.ts';
 import { startLocalIdentity, type LocalUser } from '../test/identity/local-identity.ts';
+import { serveStaticSite } from './static-site.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const RUN = join(ROOT, '.run');
@@ -32,6 +33,8 @@ export interface StackInfo {
   restUrl: string;
   /** The gRPC address, host:port. */
   grpcAddress: string;
+  /** The documentation site, built by `make docs` and served from docs-site/build. */
+  docsUrl: string;
   /** The embedded OpenID provider and its users' tokens; absent with AIEM_OIDC_ISSUER_URL. */
   identity?: { issuerUrl: string; clientId: string; audience: string; users: Record<string, LocalUser> };
 }
@@ -83,6 +86,13 @@ const gateway = await startGateway({
   authenticate: auth.authenticate,
   version,
 });
+// The documentation site beside the API, at its published base path (AIEM_DOCS_PORT).
+const docs = await serveStaticSite({
+  root: join(ROOT, 'docs-site', 'build'),
+  mount: '/ai-engine-manager/',
+  host,
+  port: port('AIEM_DOCS_PORT', 3000),
+});
 // The operator turns engines into workloads on the simulated nodes; one replica needs no lease.
 const operator = await startOperator({
   kubeConfig: cluster.kubeConfig,
@@ -100,6 +110,7 @@ const info: StackInfo = {
   logs: cluster.runDir,
   restUrl: gateway.restUrl,
   grpcAddress: gateway.grpcAddress,
+  docsUrl: docs.url,
   ...(identity
     ? {
         identity: {
@@ -118,6 +129,7 @@ console.log(
     'AI Engine Manager is running locally.',
     `  REST API         ${info.restUrl}  (GET ${info.restUrl}/version)`,
     `  gRPC API         ${info.grpcAddress}`,
+    `  Docs site        ${info.docsUrl}`,
     `  Kubernetes API   ${info.apiserver}`,
     `  kubeconfig       ${info.kubeconfig}`,
     `  component logs   ${info.logs}`,
@@ -154,6 +166,7 @@ console.error('Stopping');
 rmSync(STACK, { force: true });
 await operator.stop();
 await gateway.stop();
+await docs.close();
 auth.close();
 await identity?.provider.stop();
 await cluster.stop();
