@@ -262,7 +262,7 @@ function mergeObjects(original: JsonValue[], patch: JsonValue[], list: ListMerge
   const { additions, replacement } = applyElementDirectives(edited, patch as JsonObject[], list);
   const base = replacement ?? edited.items();
   const merged = replacement ? [...replacement] : edited;
-  for (const [index, element] of additions.entries()) mergeElement(merged, element, { list, index });
+  for (const element of additions) mergeElement(merged, element, list);
   const items = Array.isArray(merged) ? merged : merged.items();
   const identity = { mergeKey: list.mergeKey, objects: true, path: list.path };
   const ordered = orderMergedList(items, { patchOrder: additions, serverOrder: base }, identity);
@@ -282,9 +282,10 @@ function applyElementDirectives(
   let replace = false;
   for (const [index, element] of patch.entries()) {
     const directive = fieldOf(element, PATCH);
-    if (directive === undefined) continue;
     const path = elementPath(list.path, { index });
-    if (directive === 'delete')
+    // kubectl refuses an element without its key whether the list merges or is replaced.
+    if (directive === undefined) requireMergeKey(element, list.mergeKey, path);
+    else if (directive === 'delete')
       edited.deleteMatching(list.mergeKey, requireMergeKey(element, list.mergeKey, path), path);
     else if (directive === 'replace') replace = true;
     else if (directive === 'merge')
@@ -295,12 +296,8 @@ function applyElementDirectives(
 }
 
 /** Merges a patch element into the element with its merge key, or appends it as it is. */
-function mergeElement(
-  merged: JsonValue[] | EditedList,
-  element: JsonObject,
-  { list, index }: { list: ListMerge; index: number },
-): void {
-  const key = requireMergeKey(element, list.mergeKey, elementPath(list.path, { index }));
+function mergeElement(merged: JsonValue[] | EditedList, element: JsonObject, list: ListMerge): void {
+  const key = requireMergeKey(element, list.mergeKey, list.path);
   const items = Array.isArray(merged) ? merged : merged.items();
   const position = items.findIndex(
     (item) =>
