@@ -1,16 +1,28 @@
 """Administrators: keep the offered profiles, versions and images in code.
 
-Each apply_* call makes the workspace hold exactly the listed items: items not listed are
-deleted and listed ones are created afresh. Run it from a deployment pipeline after changes.
+Each apply_* call makes the workspace hold exactly the listed items: items not listed
+are deleted and listed ones are created afresh. Run it from a deployment pipeline after
+changes.
 """
+
 import os
 
 import h2o_engine_manager
-from h2o_engine_manager.clients.constraint.profile_constraint_duration import ProfileConstraintDuration
-from h2o_engine_manager.clients.constraint.profile_constraint_numeric import ProfileConstraintNumeric
-from h2o_engine_manager.clients.h2o_engine_profile.h2o_engine_profile_config import H2OEngineProfileConfig
-from h2o_engine_manager.clients.h2o_engine_version.h2o_engine_version_config import H2OEngineVersionConfig
-from h2o_engine_manager.clients.notebook_engine_image.image_config import NotebookEngineImageConfig
+from h2o_engine_manager.clients.constraint.profile_constraint_duration import (
+    ProfileConstraintDuration,
+)
+from h2o_engine_manager.clients.constraint.profile_constraint_numeric import (
+    ProfileConstraintNumeric,
+)
+from h2o_engine_manager.clients.h2o_engine_profile.h2o_engine_profile_config import (
+    H2OEngineProfileConfig,
+)
+from h2o_engine_manager.clients.h2o_engine_version.h2o_engine_version_config import (
+    H2OEngineVersionConfig,
+)
+from h2o_engine_manager.clients.notebook_engine_image.image_config import (
+    NotebookEngineImageConfig,
+)
 
 clients = h2o_engine_manager.login_custom(
     endpoint=os.environ["AIEM_URL"],
@@ -26,12 +38,24 @@ profiles = clients.h2o_engine_profile_client.apply_h2o_engine_profile_configs(
             display_name="Small clusters",
             priority=1,
             assigned_oidc_roles_enabled=False,
-            node_count_constraint=ProfileConstraintNumeric(minimum="1", default="1", maximum="2"),
-            cpu_constraint=ProfileConstraintNumeric(minimum="1", default="2", maximum="4"),
-            gpu_constraint=ProfileConstraintNumeric(minimum="0", default="0", maximum="0"),
-            memory_bytes_constraint=ProfileConstraintNumeric(minimum="1Gi", default="8Gi", maximum="16Gi"),
-            max_idle_duration_constraint=ProfileConstraintDuration(minimum="15m", default="1h", maximum="4h"),
-            max_running_duration_constraint=ProfileConstraintDuration(minimum="1h", default="4h", maximum="1d"),
+            node_count_constraint=ProfileConstraintNumeric(
+                minimum="1", default="1", maximum="2"
+            ),
+            cpu_constraint=ProfileConstraintNumeric(
+                minimum="1", default="2", maximum="4"
+            ),
+            gpu_constraint=ProfileConstraintNumeric(
+                minimum="0", default="0", maximum="0"
+            ),
+            memory_bytes_constraint=ProfileConstraintNumeric(
+                minimum="1Gi", default="8Gi", maximum="16Gi"
+            ),
+            max_idle_duration_constraint=ProfileConstraintDuration(
+                minimum="15m", default="1h", maximum="4h"
+            ),
+            max_running_duration_constraint=ProfileConstraintDuration(
+                minimum="1h", default="4h", maximum="1d"
+            ),
         ),
         H2OEngineProfileConfig(
             h2o_engine_profile_id="large",
@@ -39,12 +63,24 @@ profiles = clients.h2o_engine_profile_client.apply_h2o_engine_profile_configs(
             priority=2,
             assigned_oidc_roles_enabled=True,
             assigned_oidc_roles=["data-engineers"],
-            node_count_constraint=ProfileConstraintNumeric(minimum="2", default="4", maximum="16"),
-            cpu_constraint=ProfileConstraintNumeric(minimum="4", default="8", maximum="32"),
-            gpu_constraint=ProfileConstraintNumeric(minimum="0", default="0", maximum="0"),
-            memory_bytes_constraint=ProfileConstraintNumeric(minimum="16Gi", default="64Gi", maximum="256Gi"),
-            max_idle_duration_constraint=ProfileConstraintDuration(minimum="15m", default="1h", maximum="4h"),
-            max_running_duration_constraint=ProfileConstraintDuration(minimum="1h", default="8h", maximum="2d"),
+            node_count_constraint=ProfileConstraintNumeric(
+                minimum="2", default="4", maximum="16"
+            ),
+            cpu_constraint=ProfileConstraintNumeric(
+                minimum="4", default="8", maximum="32"
+            ),
+            gpu_constraint=ProfileConstraintNumeric(
+                minimum="0", default="0", maximum="0"
+            ),
+            memory_bytes_constraint=ProfileConstraintNumeric(
+                minimum="16Gi", default="64Gi", maximum="256Gi"
+            ),
+            max_idle_duration_constraint=ProfileConstraintDuration(
+                minimum="15m", default="1h", maximum="4h"
+            ),
+            max_running_duration_constraint=ProfileConstraintDuration(
+                minimum="1h", default="8h", maximum="2d"
+            ),
         ),
     ],
 )

@@ -1,8 +1,9 @@
 """Create Driverless AI engines from a profile and a version.
 
-Creates a CPU engine with the "standard" profile and the version that "latest" points at,
-checking the request first, and a GPU engine with the "gpu" profile.
+Creates a CPU engine with the "standard" profile and the version that "latest" points
+at, checking the request first, and a GPU engine with the "gpu" profile.
 """
+
 import os
 
 import h2o_engine_manager
@@ -34,12 +35,22 @@ print(f"would create {preview.name} with {preview.storage_bytes} of storage")
 
 engine = dai.create_engine(**settings)
 print(f"{engine.name}: {engine.state.value}")
-print(f"  version {engine.dai_engine_version} (image {engine.dai_engine_version_info.image})")
-print(f"  cpu {engine.cpu}, gpu {engine.gpu}, memory {engine.memory_bytes}, storage {engine.storage_bytes}")
-print(f"  pauses after {engine.max_idle_duration} idle or {engine.max_running_duration} running")
+print(
+    f"  version {engine.dai_engine_version} "
+    f"(image {engine.dai_engine_version_info.image})"
+)
+print(
+    f"  cpu {engine.cpu}, gpu {engine.gpu}, "
+    f"memory {engine.memory_bytes}, storage {engine.storage_bytes}"
+)
+print(
+    f"  pauses after {engine.max_idle_duration} idle "
+    f"or {engine.max_running_duration} running"
+)
 print(f"  config {engine.config}")
 
-# A GPU engine: the "gpu" profile is assigned to the gpu-users role and sets one GPU by default.
+# A GPU engine: the "gpu" profile is assigned to the gpu-users role and sets one GPU
+# by default.
 gpu_engine = dai.create_engine(
     engine_id="image-classifier",
     display_name="Image classifier",
@@ -47,4 +58,7 @@ gpu_engine = dai.create_engine(
     dai_engine_version="workspaces/global/daiEngineVersions/latest",
     gpu=2,
 )
-print(f"{gpu_engine.name}: gpu {gpu_engine.gpu}, cpu {gpu_engine.cpu}, memory {gpu_engine.memory_bytes}")
+print(
+    f"{gpu_engine.name}: gpu {gpu_engine.gpu}, cpu {gpu_engine.cpu}, "
+    f"memory {gpu_engine.memory_bytes}"
+)

@@ -1,9 +1,15 @@
 """Find, change, pause, resume, resize and delete Driverless AI engines."""
+
 import os
 from datetime import datetime
 
 import h2o_engine_manager
-from h2o_engine_manager.clients.dai_engine.expression import CreateTime, Cpu, FilterBuilder, MemoryBytes
+from h2o_engine_manager.clients.dai_engine.expression import (
+    CreateTime,
+    Cpu,
+    FilterBuilder,
+    MemoryBytes,
+)
 from h2o_engine_manager.clients.exception import CustomApiException
 
 clients = h2o_engine_manager.login_custom(
@@ -25,7 +31,13 @@ big = (
     .WithFilter(CreateTime().GreaterThan(datetime(2025, 1, 1)))
     .Build()
 )
-print(f"filter {big!r}:", [engine.display_name for engine in dai.list_all_engines(filter=big, order_by="display_name")])
+print(
+    f"filter {big!r}:",
+    [
+        engine.display_name
+        for engine in dai.list_all_engines(filter=big, order_by="display_name")
+    ],
+)
 
 engine = dai.get_engine(engine_id="churn-model")
 

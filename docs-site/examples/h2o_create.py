@@ -1,4 +1,5 @@
 """Size an H2O engine for a dataset, then create it."""
+
 import os
 
 import h2o_engine_manager
@@ -22,12 +23,19 @@ limits = H2OEngineSizeLimits(
 )
 
 # A 30 GiB CSV file needs about four times its size in cluster memory.
-size = h2o.calculate_h2o_engine_size_raw_dataset(dataset_size_bytes="30Gi", limits=limits)
+size = h2o.calculate_h2o_engine_size_raw_dataset(
+    dataset_size_bytes="30Gi", limits=limits
+)
 print(f"30Gi raw dataset: {size.node_count} nodes with {size.memory_bytes} each")
 
 # 200 million rows of 50 columns, as H2O holds them once parsed and compressed.
-compressed = h2o.calculate_h2o_engine_size_compressed_dataset(rows_count=200_000_000, columns_count=50, limits=limits)
-print(f"200M x 50 dataset: {compressed.node_count} nodes with {compressed.memory_bytes} each")
+compressed = h2o.calculate_h2o_engine_size_compressed_dataset(
+    rows_count=200_000_000, columns_count=50, limits=limits
+)
+print(
+    f"200M x 50 dataset: {compressed.node_count} nodes "
+    f"with {compressed.memory_bytes} each"
+)
 
 engine = h2o.create_engine(
     engine_id="credit-risk",
@@ -40,4 +48,7 @@ engine = h2o.create_engine(
 )
 print(f"{engine.name}: {engine.state.value}")
 print(f"  {engine.node_count} nodes x ({engine.cpu} cpu, {engine.memory_bytes} memory)")
-print(f"  version {engine.h2o_engine_version}, terminates after {engine.max_idle_duration} idle")
+print(
+    f"  version {engine.h2o_engine_version}, "
+    f"terminates after {engine.max_idle_duration} idle"
+)

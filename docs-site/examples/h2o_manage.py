@@ -1,4 +1,5 @@
 """List H2O engines, terminate one, and delete it."""
+
 import os
 
 import h2o_engine_manager
@@ -13,12 +14,15 @@ clients = h2o_engine_manager.login_custom(
 )
 h2o = clients.h2o_engine_client
 
-for engine in h2o.list_all_engines(filter="node_count >= 2", order_by="create_time desc"):
+for engine in h2o.list_all_engines(
+    filter="node_count >= 2", order_by="create_time desc"
+):
     print(f"{engine.display_name}: {engine.node_count} nodes, {engine.state.value}")
 
 engine = h2o.get_engine(engine_id="credit-risk")
 
-# An H2O engine does not pause: terminating stops its cluster for good (its data is in memory).
+# An H2O engine does not pause: terminating stops its cluster for good (its data is in
+# memory).
 engine.terminate()
 print(f"terminate requested for {engine.name}")
 

@@ -1,4 +1,5 @@
 """Move a Driverless AI engine to a newer version, and hand it over to a colleague."""
+
 import os
 
 import h2o_engine_manager
@@ -18,14 +19,20 @@ engine = dai.create_engine(
     profile="workspaces/global/daiEngineProfiles/standard",
     dai_engine_version="workspaces/global/daiEngineVersions/1.10.7",
 )
-print(f"{engine.display_name} runs DAI {engine.dai_engine_version_info.name.split('/')[-1]}")
+print(
+    f"{engine.display_name} runs DAI "
+    f"{engine.dai_engine_version_info.name.split('/')[-1]}"
+)
 
 # An upgrade needs a paused engine and a newer version; the engine keeps its data.
 engine.pause()
-engine.upgrade_dai_engine_version(new_dai_engine_version="workspaces/global/daiEngineVersions/latest")
+engine.upgrade_dai_engine_version(
+    new_dai_engine_version="workspaces/global/daiEngineVersions/latest"
+)
 print(f"upgraded to {engine.dai_engine_version}")
 engine.resume()
 
-# Administrators can make another user the engine's owner (for example when someone leaves).
+# Administrators can make another user the engine's owner (for example when someone
+# leaves).
 engine.migrate_creator(new_creator="users/bob")
 print(f"{engine.name} now belongs to {engine.creator}")

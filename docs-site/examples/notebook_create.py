@@ -1,4 +1,5 @@
 """Create a notebook engine from a profile and an image, and open it."""
+
 import os
 
 import h2o_engine_manager
@@ -13,11 +14,15 @@ clients = h2o_engine_manager.login_custom(
 notebooks = clients.notebook_engine_client
 
 # Pick an enabled image and a profile assigned to you.
-images = clients.notebook_engine_image_client.list_all_notebook_engine_images(parent="workspaces/global")
-image = next(image for image in images if image.enabled)
-profile = clients.notebook_engine_profile_client.list_all_assigned_notebook_engine_profiles(
+images = clients.notebook_engine_image_client.list_all_notebook_engine_images(
     parent="workspaces/global"
-)[0]
+)
+image = next(image for image in images if image.enabled)
+profile = (
+    clients.notebook_engine_profile_client.list_all_assigned_notebook_engine_profiles(
+        parent="workspaces/global"
+    )[0]
+)
 print(f"image {image.display_name}, profile {profile.display_name}")
 
 # Unset sizes come from the profile's defaults.
@@ -32,7 +37,9 @@ engine = notebooks.create_notebook_engine(
     ),
 )
 print(f"{engine.name}: {engine.state.value}")
-print(f"  cpu {engine.cpu}, memory {engine.memory_bytes}, storage {engine.storage_bytes}")
+print(
+    f"  cpu {engine.cpu}, memory {engine.memory_bytes}, storage {engine.storage_bytes}"
+)
 print(f"  image {engine.notebook_image_info.image}")
 
 # The address to open in a browser.

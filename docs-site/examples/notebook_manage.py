@@ -1,4 +1,5 @@
 """Change, pause, resume, resize and delete a notebook engine."""
+
 import os
 
 import h2o_engine_manager
@@ -15,7 +16,9 @@ name = "workspaces/default/notebookEngines/exploration"
 engine = notebooks.get_notebook_engine(name=name)
 engine.display_name = "Churn exploration"
 engine.max_idle_duration = "4h"
-engine = notebooks.update_notebook_engine(notebook_engine=engine, update_mask="display_name,max_idle_duration")
+engine = notebooks.update_notebook_engine(
+    notebook_engine=engine, update_mask="display_name,max_idle_duration"
+)
 print(f"{engine.display_name}: pauses after {engine.max_idle_duration} idle")
 
 # Pause keeps the engine's storage; resume starts it again with the same files.
