@@ -88,6 +88,14 @@ describe('watchPolicyFile()', () => {
     await eventually(() => Promise.resolve(reloads.at(-1) instanceof PolicyError));
     await expect(authorizer.check(alice, pause, 'w')).resolves.toBeUndefined();
 
+    // A file that disappears keeps the policy too, and is reported once.
+    rmSync(path);
+    await eventually(() => Promise.resolve(String(reloads.at(-1)).includes('ENOENT')));
+    const reported = reloads.length;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(reloads).toHaveLength(reported);
+    await expect(authorizer.check(alice, pause, 'w')).resolves.toBeUndefined();
+
     // A replaced file (as a ConfigMap volume swaps its contents) is noticed too.
     const next = join(folder, 'next.yaml');
     writeFileSync(next, grant(CREATE));

@@ -1,8 +1,9 @@
 /**
- * The authorizer that applies a policy file, reloaded when the file changes. The file is polled
- * (stat), which also sees a Kubernetes ConfigMap volume swap its symlinked contents.
+ * The authorizer that applies a policy file, reloaded when the file changes. The file is read
+ * again every interval (it is small), which also sees a Kubernetes ConfigMap volume swap its
+ * contents.
  */
-import { readFileSync, unwatchFile, watchFile, type Stats } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ApiError } from '../errors/api-error.ts';
 import { Code } from '../errors/code.ts';
@@ -48,14 +49,19 @@ export interface PolicyFile {
   close(): void;
 }
 
-function load(path: string): Policy {
-  return parsePolicy(readFileSync(path, 'utf8'), path);
+/** The file's text, or the error reading it. */
+function read(path: string): { text: string } | { error: unknown } {
+  try {
+    return { text: readFileSync(path, 'utf8') };
+  } catch (error: unknown) {
+    return { error };
+  }
 }
 
 /**
- * Applies the policy in `path` and reloads it whenever the file changes. A file that cannot be
- * read or parsed at start is an error; on a reload, the last good policy stays and the problem is
- * logged.
+ * Applies the policy in `path` and reloads it whenever the file's content changes. A file that
+ * cannot be read or parsed at start is an error; on a reload, the last good policy stays and the
+ * problem is logged.
  *
  * @throws PolicyError or a file system error when the file cannot be used at start
  */
@@ -67,12 +73,20 @@ export function watchPolicyFile(
     onReload?: (error?: unknown) => void;
   } = {},
 ): PolicyFile {
-  const authorizer = new PolicyAuthorizer(load(path));
+  let seen = readFileSync(path, 'utf8');
+  const authorizer = new PolicyAuthorizer(parsePolicy(seen, path));
   log.info({ path }, 'Loaded policy');
-  const listener = (current: Stats, previous: Stats): void => {
-    if (current.mtimeMs === previous.mtimeMs && current.ino === previous.ino) return;
+  // The content is compared, not file times: writes within one clock tick, renames and symlink
+  // swaps all show, and a file read half-written is read again once complete.
+  const poll = (): void => {
+    const current = read(path);
+    // A file that cannot be read is a state of its own, reported once until it changes.
+    const state = 'text' in current ? current.text : `\0${String(current.error)}`;
+    if (state === seen) return;
+    seen = state;
     try {
-      authorizer.replace(load(path));
+      if ('error' in current) throw current.error;
+      authorizer.replace(parsePolicy(current.text, path));
       log.info({ path }, 'Reloaded policy');
       options.onReload?.();
     } catch (error: unknown) {
@@ -80,11 +94,12 @@ export function watchPolicyFile(
       options.onReload?.(error);
     }
   };
-  watchFile(path, { interval: options.intervalMs ?? 2000, persistent: false }, listener);
+  const timer = setInterval(poll, options.intervalMs ?? 2000);
+  timer.unref();
   return {
     authorizer,
     close: () => {
-      unwatchFile(path, listener);
+      clearInterval(timer);
     },
   };
 }
