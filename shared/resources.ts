@@ -65,7 +65,8 @@ export const ENGINE_OPERATOR_STATUS: Readonly<Record<string, Readonly<Record<str
   },
   conditions: {
     type: 'array',
-    description: 'The latest observations of the engine: Ready (serving), Stopped (paused or terminated, and why).',
+    description:
+      'The latest observations of the engine: Ready (serving), Stopped (paused or terminated, and why).',
     'x-kubernetes-list-type': 'map',
     'x-kubernetes-list-map-keys': ['type'],
     items: {

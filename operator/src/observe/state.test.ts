@@ -24,7 +24,8 @@ const crashing = (reason: string, lastReason?: string): V1Pod => ({
     ],
   },
 });
-const base = { deleting: false, stopWanted: false, wantedPods: 1 };
+const NOW = new Date('2026-01-01T00:10:00Z');
+const base = { deleting: false, stopWanted: false, wantedPods: 1, now: NOW };
 
 describe('observe()', () => {
   test('an engine whose pods are all ready is RUNNING and no longer reconciling', () => {
@@ -112,6 +113,7 @@ describe('failure()', () => {
               type: 'PodScheduled',
               status: 'False',
               message: 'persistentvolumeclaim "data-dai-0" not found',
+              lastTransitionTime: new Date('2026-01-01T00:07:00Z'),
             },
           ],
         },
@@ -120,20 +122,35 @@ describe('failure()', () => {
     ],
     ['failed phase', { status: { phase: 'Failed', message: 'evicted' } }, 'FAILURE_REASON_UNKNOWN'],
   ])('%s', (_name, pod, reason) => {
-    expect(failure(pod)?.reason).toBe(reason);
+    expect(failure(pod, NOW)?.reason).toBe(reason);
+  });
+
+  test('a claim the scheduler has just missed is not a failure yet', () => {
+    const lastTransitionTime = new Date(NOW.getTime() - 60_000);
+    const message = 'persistentvolumeclaim "data-dai-0" not found';
+    const pod = {
+      status: {
+        phase: 'Pending',
+        conditions: [{ type: 'PodScheduled', status: 'False', message, lastTransitionTime }],
+      },
+    };
+    expect(failure(pod, NOW)).toBeUndefined();
   });
 
   test('a healthy or starting pod has no failure, nor one waiting for its new volume', () => {
-    expect(failure(ready(true))).toBeUndefined();
-    expect(failure(pending)).toBeUndefined();
+    expect(failure(ready(true), NOW)).toBeUndefined();
+    expect(failure(pending, NOW)).toBeUndefined();
     const unbound = 'pod has unbound immediate PersistentVolumeClaims';
     expect(
-      failure({
-        status: {
-          phase: 'Pending',
-          conditions: [{ type: 'PodScheduled', status: 'False', message: unbound }],
+      failure(
+        {
+          status: {
+            phase: 'Pending',
+            conditions: [{ type: 'PodScheduled', status: 'False', message: unbound }],
+          },
         },
-      }),
+        NOW,
+      ),
     ).toBeUndefined();
   });
 });

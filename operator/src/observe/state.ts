@@ -14,6 +14,7 @@ export interface Observation {
   stopWanted: boolean;
   wantedPods: number;
   pods: readonly V1Pod[];
+  now: Date;
 }
 
 export interface ObservedState {
@@ -39,7 +40,8 @@ export interface Failure {
   message: string;
 }
 
-const PULL_FAILURES = ['ErrImagePull', 'ImagePullBackOff', 'InvalidImageName'];
+/** Image pulls that failed repeatedly (a single ErrImagePull may be a registry hiccup). */
+const PULL_FAILURES = ['ImagePullBackOff', 'InvalidImageName'];
 
 /** What a container status shows, flattened. */
 interface ContainerView {
@@ -78,10 +80,21 @@ function containerFailure(status: V1ContainerStatus, podFailed: boolean): Failur
   return undefined;
 }
 
-/** A pod that cannot be scheduled because its data volume is gone. */
-function claimFailure(pod: V1Pod): Failure | undefined {
+/**
+ * How long a pod may wait for its data volume before the engine counts as failed: the scheduler
+ * can briefly miss a claim that was just created.
+ */
+export const CLAIM_GRACE_MS = 120_000;
+
+/** A pod that has not been scheduled for a while because its data volume is gone. */
+function claimFailure(pod: V1Pod, now: Date): Failure | undefined {
+  const since = now.getTime() - CLAIM_GRACE_MS;
   const condition = (pod.status?.conditions ?? []).find(
-    (c) => c.type === 'PodScheduled' && c.status === 'False' && CLAIM_GONE.test(c.message ?? ''),
+    (c) =>
+      c.type === 'PodScheduled' &&
+      c.status === 'False' &&
+      CLAIM_GONE.test(c.message ?? '') &&
+      new Date(c.lastTransitionTime ?? now).getTime() <= since,
   );
   return condition
     ? { reason: 'FAILURE_REASON_PVC_ACCESS_FAILURE', message: condition.message ?? '' }
@@ -92,13 +105,13 @@ function podFailure(message: string | undefined): Failure {
   return { reason: 'FAILURE_REASON_UNKNOWN', message: message ?? 'the pod failed' };
 }
 
-/** Why a pod failed or keeps crashing, if it does. */
-export function failure(pod: V1Pod): Failure | undefined {
+/** Why a pod failed or keeps crashing, if it does, as of `now`. */
+export function failure(pod: V1Pod, now: Date): Failure | undefined {
   if (pod.metadata?.deletionTimestamp !== undefined) return undefined;
   const status = pod.status ?? {};
   const podFailed = status.phase === 'Failed';
   const found = (status.containerStatuses ?? []).map((c) => containerFailure(c, podFailed)).find((f) => f);
-  return found ?? (podFailed ? podFailure(status.message) : claimFailure(pod));
+  return found ?? (podFailed ? podFailure(status.message) : claimFailure(pod, now));
 }
 
 /** The state an engine is in, and whether the operator is still moving it toward its intent. */
@@ -113,7 +126,7 @@ export function observe(o: Observation): ObservedState {
       ? { state: stopping, reconciling: true }
       : { state: stopped, reconciling: false };
   }
-  const failed = live.map(failure).find((f) => f !== undefined);
+  const failed = live.map((pod) => failure(pod, o.now)).find((f) => f !== undefined);
   if (failed) {
     return {
       state: 'STATE_FAILED',

@@ -57,6 +57,7 @@ function observed(input: StatusInput): ObservedState {
     stopWanted: stopWanted(kind, engine),
     wantedPods: wantedReplicas(kind, engine),
     pods: input.pods,
+    now: input.now,
   });
 }
 

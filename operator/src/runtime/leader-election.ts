@@ -32,6 +32,26 @@ const delay = (ms: number): Promise<void> =>
     setTimeout(resolve, ms).unref();
   });
 
+/**
+ * A Lease time as the apiserver parses it: RFC 3339 with exactly six fractional digits. The
+ * client library sends its MicroTime values as they are, and a Date would go out with three.
+ */
+function microTime(date: Date): Date {
+  const text = date.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+  return text as unknown as Date;
+}
+
+/** True once the write is done; false when another replica wrote first (409); else throws. */
+async function wonUnlessRaced(write: Promise<unknown>): Promise<boolean> {
+  try {
+    await write;
+    return true;
+  } catch (error: unknown) {
+    if (statusCode(error) === 409) return false;
+    throw error;
+  }
+}
+
 function versionOf(lease: V1Lease | undefined): { resourceVersion?: string } {
   const resourceVersion = lease?.metadata?.resourceVersion;
   return resourceVersion === undefined ? {} : { resourceVersion };
@@ -89,8 +109,8 @@ export class LeaderElector {
       spec: {
         holderIdentity: this.options.identity,
         leaseDurationSeconds: Math.ceil(this.options.leaseDurationMs / 1000),
-        acquireTime: mine ? (spec.acquireTime ?? now) : now,
-        renewTime: now,
+        acquireTime: mine ? (spec.acquireTime ?? microTime(now)) : microTime(now),
+        renewTime: microTime(now),
         leaseTransitions: (spec.leaseTransitions ?? 0) + transition,
       },
     };
@@ -104,16 +124,11 @@ export class LeaderElector {
       if (statusCode(error) === 404) return undefined;
       throw error;
     });
-    if (current === undefined) {
-      return this.api.createNamespacedLease({ namespace, body: this.lease(undefined, now) }).then(
-        () => true,
-        () => false,
-      );
-    }
+    if (current === undefined)
+      return wonUnlessRaced(this.api.createNamespacedLease({ namespace, body: this.lease(undefined, now) }));
     if (!this.isFree(current, now)) return false;
-    return this.api.replaceNamespacedLease({ name, namespace, body: this.lease(current, now) }).then(
-      () => true,
-      () => false,
+    return wonUnlessRaced(
+      this.api.replaceNamespacedLease({ name, namespace, body: this.lease(current, now) }),
     );
   }
 
