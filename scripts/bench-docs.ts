@@ -5,7 +5,7 @@
  * use, and audited with the machine's Chromium; reports go to .run/bench/docs/.
  *
  * Environment: AIEM_DOCS_BENCH_PAGES (comma-separated paths under the base path, default the
- * home page and the overview guide), CHROMIUM_PATH (default /usr/bin/chromium).
+ * home page and the DAI engine creation guide), CHROMIUM_PATH (default /usr/bin/chromium).
  */
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -34,7 +34,7 @@ interface LighthouseResult {
   categories: Record<string, { score: number | null }>;
 }
 
-const pages = (process.env['AIEM_DOCS_BENCH_PAGES'] ?? ',get-started/what-is-ai-engine-manager')
+const pages = (process.env['AIEM_DOCS_BENCH_PAGES'] ?? ',user-guide/dai-engine/create-dai-engine/')
   .split(',')
   .map((page) => page.trim());
 

@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from '@jest/globals';
 import type { Page, Request } from 'playwright-core';
-import { GUIDE_PAGE } from './routes.ts';
+import { OVERVIEW_PAGE } from './routes.ts';
 import { openPage, useSite } from './site.ts';
 
 const site = useSite();
@@ -40,15 +40,15 @@ describe('addresses', () => {
 
   test('paths ending in .html or /index.html show the page of the path without that ending', async () => {
     const page = await site().newPage();
-    await openPage(page, site().at(GUIDE_PAGE));
+    await openPage(page, site().at(OVERVIEW_PAGE));
     const title = await heading(page).innerText();
     expect(title).not.toBe('Page Not Found');
-    for (const path of [`${GUIDE_PAGE}.html`, `${GUIDE_PAGE}/index.html`]) {
+    for (const path of [`${OVERVIEW_PAGE}.html`, `${OVERVIEW_PAGE}/index.html`]) {
       await openPage(page, site().at(path));
       await expect(heading(page).innerText()).resolves.toBe(title);
       await expect(page.locator('h1').count()).resolves.toBe(1);
       // The address bar shows the page's own address.
-      expect(page.url()).toBe(site().at(GUIDE_PAGE));
+      expect(page.url()).toBe(site().at(OVERVIEW_PAGE));
     }
     for (const path of ['index.html', '.html']) {
       await openPage(page, site().at(path));
@@ -107,7 +107,7 @@ describe('failures', () => {
       await route.abort('connectionreset');
     });
     await page.getByRole('link', { name: 'Get started' }).click();
-    await page.waitForURL(site().at(GUIDE_PAGE));
+    await page.waitForURL(site().at(OVERVIEW_PAGE));
     await page.waitForLoadState('load');
     expect(failed.length).toBeGreaterThan(0);
     await expect(documentMark(page)).resolves.toBeUndefined();
@@ -157,7 +157,7 @@ describe('loading', () => {
     await page.getByRole('link', { name: 'Get started' }).click();
     await page.locator('#nprogress').waitFor({ state: 'attached' });
     release();
-    await page.waitForURL(site().at(GUIDE_PAGE));
+    await page.waitForURL(site().at(OVERVIEW_PAGE));
     await page.locator('#nprogress').waitFor({ state: 'detached' });
     const times = await page.evaluate(
       () => (window as unknown as { times: { click: number; bar: number } }).times,

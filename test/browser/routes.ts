@@ -26,7 +26,42 @@ export const SITE_ROUTES: readonly string[] = [
   'py/clients/connection_config',
   'py/clients/login',
   'py/clients/exception',
+  ...[
+    'auth',
+    'base',
+    'constraint',
+    'convert',
+    'engine_id',
+    'engine',
+    'dai_engine',
+    'dai_engine_profile',
+    'dai_engine_version',
+    'h2o_engine',
+    'h2o_engine_profile',
+    'h2o_engine_version',
+    'notebook_engine',
+    'notebook_engine_image',
+    'notebook_engine_profile',
+  ].map((section) => `py/clients/${section}/`),
+  'py/clients/auth/token_api_client',
+  'py/clients/base/image_pull_policy',
+  'py/clients/constraint/profile_constraint_duration',
+  'py/clients/constraint/profile_constraint_numeric',
+  'py/clients/convert/duration_convertor',
+  'py/clients/convert/quantity_convertor',
+  'py/clients/engine_id/generator',
+  ...['client', 'mapper', 'page', 'state', 'type'].map((page) => `py/clients/engine/${page}`),
+  ...['dai_engine', 'h2o_engine', 'notebook_engine'].flatMap((section) =>
+    ['client', 'page', 'state'].map((page) => `py/clients/${section}/${page}`),
+  ),
+  // For administrators: installing, configuring and granting permissions.
+  'administration/install',
+  'administration/configuration',
+  'administration/permissions',
 ];
 
-/** Guide pages: the TOC and screenshot tests read these. */
-export const GUIDE_PAGE = 'get-started/what-is-ai-engine-manager';
+/** Where the home page's "Get started" leads. */
+export const OVERVIEW_PAGE = 'get-started/what-is-ai-engine-manager';
+
+/** A guide page: the table of contents, layout and screenshot tests read it. */
+export const GUIDE_PAGE = 'user-guide/dai-engine/create-dai-engine/';

@@ -5,7 +5,7 @@
 import { describe, expect, test } from '@jest/globals';
 import type { Page } from 'playwright-core';
 import { fakeSearchService, type SearchRecord } from './fake-algolia.ts';
-import { GUIDE_PAGE } from './routes.ts';
+import { OVERVIEW_PAGE } from './routes.ts';
 import { BASE_PATH, openPage, useSite } from './site.ts';
 
 const site = useSite();
@@ -13,7 +13,7 @@ const site = useSite();
 const PUBLISHED = `https://docs.h2o.ai${BASE_PATH}`;
 const RECORDS: SearchRecord[] = [
   {
-    url: `${PUBLISHED}${GUIDE_PAGE}`,
+    url: `${PUBLISHED}${OVERVIEW_PAGE}`,
     hierarchy: { lvl0: 'Get started', lvl1: 'What is AI Engine Manager' },
   },
   {
@@ -67,7 +67,7 @@ describe('search dialog', () => {
     ]);
     expect(service.queries).toContain('engine manager');
     await hits.first().click();
-    await page.waitForURL(site().at(GUIDE_PAGE));
+    await page.waitForURL(site().at(OVERVIEW_PAGE));
     await expect(page.locator('article h1').innerText()).resolves.not.toBe('Page Not Found');
     // The hit opened by client-side navigation: the page was not reloaded.
     await expect(page.evaluate(() => (window as unknown as { marker?: string }).marker)).resolves.toBe(
@@ -128,6 +128,6 @@ describe('search page', () => {
     await expect(page.locator('h1').innerText()).resolves.toBe('Search results for "engine manager"');
     const result = page.locator('article h2 a', { hasText: 'What is AI Engine Manager' });
     await result.waitFor();
-    await expect(result.getAttribute('href')).resolves.toBe(`${BASE_PATH}${GUIDE_PAGE}`);
+    await expect(result.getAttribute('href')).resolves.toBe(`${BASE_PATH}${OVERVIEW_PAGE}`);
   });
 });
