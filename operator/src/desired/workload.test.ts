@@ -1,0 +1,188 @@
+import { daiEngineKind } from '../kinds/dai-engine.ts';
+import { h2oEngineKind } from '../kinds/h2o-engine.ts';
+import type { EngineResource } from '../kinds/kind.ts';
+import { notebookEngineKind } from '../kinds/notebook-engine.ts';
+import { PodTemplateError } from '../podtemplate/pod-template.ts';
+import { desiredObjects, FILES_DIGEST_ANNOTATION, wantedReplicas, workloadName } from './workload.ts';
+
+const settings = { publicUrl: 'https://cloud.example.com/' };
+const labels = { 'engine.h2o.ai/workspace': 'w', 'engine.h2o.ai/id': 'e1' };
+
+function engine(spec: Record<string, unknown>, status: Record<string, unknown> = {}): EngineResource {
+  return {
+    metadata: { name: 'w.e1', namespace: 'ns', uid: 'uid-1', labels },
+    spec,
+    status,
+  };
+}
+
+const dai = (spec: Record<string, unknown> = {}, status: Record<string, unknown> = {}): EngineResource =>
+  engine(
+    {
+      daiEngineVersion: 'workspaces/global/daiEngineVersions/1.10.6',
+      cpu: 2,
+      gpu: 0,
+      memoryBytes: '4096',
+      storageBytes: '8192',
+      ...spec,
+    },
+    {
+      daiEngineVersionInfo: {
+        image: 'dai:1.10.6',
+        imagePullPolicy: 'IMAGE_PULL_POLICY_ALWAYS',
+        imagePullSecrets: ['regcred'],
+      },
+      profileInfo: {},
+      ...status,
+    },
+  );
+
+describe('desiredObjects()', () => {
+  test('a DAI engine is a one-pod StatefulSet with its image, resources, data claim, config and owner', () => {
+    const { statefulSet, service, configMap } = desiredObjects(daiEngineKind, dai(), settings);
+    const name = workloadName(daiEngineKind, dai());
+    expect(name).toMatch(/^dai-[0-9a-f]{16}$/);
+    expect(statefulSet.metadata).toMatchObject({
+      name,
+      namespace: 'ns',
+      ownerReferences: [{ kind: 'DAIEngine', name: 'w.e1', uid: 'uid-1', controller: true }],
+    });
+    expect(statefulSet.spec?.replicas).toBe(1);
+    expect(statefulSet.spec?.persistentVolumeClaimRetentionPolicy).toEqual({
+      whenDeleted: 'Delete',
+      whenScaled: 'Retain',
+    });
+    const pod = statefulSet.spec?.template.spec;
+    expect(pod?.imagePullSecrets).toEqual([{ name: 'regcred' }]);
+    expect(pod?.containers[0]).toMatchObject({
+      image: 'dai:1.10.6',
+      imagePullPolicy: 'Always',
+      resources: { requests: { cpu: '2', memory: '4096' }, limits: { cpu: '2', memory: '4096' } },
+      readinessProbe: { tcpSocket: { port: 12345 } },
+      env: [{ name: 'DRIVERLESS_AI_CONFIG_FILE', value: '/etc/dai/config.toml' }],
+    });
+    expect(statefulSet.spec?.volumeClaimTemplates?.[0]?.spec?.resources?.requests).toEqual({
+      storage: '8192',
+    });
+    expect(service.spec).toMatchObject({ clusterIP: 'None', ports: [{ port: 12345 }] });
+    expect(configMap?.data?.['config.toml']).toContain('base_url = "/workspaces/w/daiEngines/e1/"');
+  });
+
+  test('a paused engine wants no pods but keeps its claim template', () => {
+    const { statefulSet } = desiredObjects(daiEngineKind, dai({ paused: true }), settings);
+    expect(statefulSet.spec?.replicas).toBe(0);
+    expect(statefulSet.spec?.volumeClaimTemplates).toHaveLength(1);
+  });
+
+  test('a failed engine not resumed since wants no pods; a resume after the failure wants them back', () => {
+    const failedAt = '2026-01-01T00:00:00.000Z';
+    const failed = {
+      state: 'STATE_FAILED',
+      conditions: [{ type: 'Failed', status: 'True', lastTransitionTime: failedAt, reason: 'EngineFailed' }],
+    };
+    expect(wantedReplicas(daiEngineKind, dai({}, failed))).toBe(0);
+    expect(wantedReplicas(daiEngineKind, dai({}, { ...failed, resumeTime: '2026-01-01T00:00:01Z' }))).toBe(1);
+  });
+
+  test('GPUs are requested under the profile’s resource name, and only then do GPU tolerations apply', () => {
+    const profileInfo = {
+      gpuResourceName: 'amd.com/gpu',
+      yamlGpuTolerations: '- key: amd.com/gpu\n  operator: Exists\n',
+    };
+    const gpu = desiredObjects(daiEngineKind, dai({ gpu: 2 }, { profileInfo }), settings).statefulSet;
+    expect(gpu.spec?.template.spec?.containers[0]?.resources?.limits).toMatchObject({ 'amd.com/gpu': '2' });
+    expect(gpu.spec?.template.spec?.tolerations).toEqual([{ key: 'amd.com/gpu', operator: 'Exists' }]);
+    const cpu = desiredObjects(daiEngineKind, dai({ gpu: 0 }, { profileInfo }), settings).statefulSet;
+    expect(cpu.spec?.template.spec?.tolerations).toBeUndefined();
+    expect(Object.keys(cpu.spec?.template.spec?.containers[0]?.resources?.limits ?? {})).toEqual([
+      'cpu',
+      'memory',
+    ]);
+  });
+
+  test('the profile’s pod template is merged into the pod', () => {
+    const profileInfo = {
+      yamlPodTemplateSpec: 'metadata:\n  labels:\n    team: a\nspec:\n  nodeSelector:\n    pool: dai\n',
+    };
+    const { statefulSet } = desiredObjects(daiEngineKind, dai({}, { profileInfo }), settings);
+    expect(statefulSet.spec?.template.metadata?.labels).toMatchObject({
+      team: 'a',
+      'engine.h2o.ai/engine-uid': 'uid-1',
+    });
+    expect(statefulSet.spec?.template.spec?.nodeSelector).toEqual({ pool: 'dai' });
+  });
+
+  test('an invalid profile pod template is an error naming the field', () => {
+    const profileInfo = { yamlPodTemplateSpec: 'spec: [' };
+    expect(() => desiredObjects(daiEngineKind, dai({}, { profileInfo }), settings)).toThrow(PodTemplateError);
+  });
+
+  test('a change of configuration changes the pod template (so the pod restarts with it)', () => {
+    const digest = (config: Record<string, string>): string | undefined =>
+      desiredObjects(daiEngineKind, dai({ config }), settings).statefulSet.spec?.template.metadata
+        ?.annotations?.[FILES_DIGEST_ANNOTATION];
+    expect(digest({ a: '1' })).not.toBe(digest({ a: '2' }));
+    expect(digest({ a: '1' })).toBe(digest({ a: '1' }));
+  });
+
+  test('an H2O engine runs nodeCount pods that know the cloud size, with no data volume and the profile’s Java options', () => {
+    const h2o = engine(
+      { nodeCount: 3, cpu: 1, memoryBytes: '1024' },
+      {
+        h2oEngineVersionInfo: { image: 'h2o:3' },
+        profileInfo: { javaOptions: '-Xss4m', h2oOptions: '-nthreads 4' },
+      },
+    );
+    const { statefulSet, configMap } = desiredObjects(h2oEngineKind, h2o, settings);
+    expect(configMap).toBeUndefined();
+    expect(statefulSet.spec?.replicas).toBe(3);
+    expect(statefulSet.spec?.volumeClaimTemplates).toBeUndefined();
+    expect(statefulSet.spec?.podManagementPolicy).toBe('Parallel');
+    expect(statefulSet.spec?.template.spec?.containers[0]?.env).toEqual(
+      expect.arrayContaining([
+        { name: 'H2O_NODE_COUNT', value: '3' },
+        { name: 'JAVA_OPTS', value: '-Xss4m' },
+        { name: 'H2O_OPTS', value: '-nthreads 4' },
+      ]),
+    );
+    expect(
+      desiredObjects(h2oEngineKind, { ...h2o, spec: { ...h2o.spec, terminated: true } }, settings).statefulSet
+        .spec?.replicas,
+    ).toBe(0);
+  });
+
+  test('a notebook engine mounts its home volume in the storage class of its profile, and syncs git only when asked', () => {
+    const notebook = (profileInfo: Record<string, unknown>): EngineResource =>
+      engine(
+        { storageBytes: '2048' },
+        { notebookImageInfo: { image: 'jupyter:1' }, storageClassName: 'fast', profileInfo },
+      );
+    const plain = desiredObjects(notebookEngineKind, notebook({}), settings).statefulSet;
+    expect(plain.spec?.volumeClaimTemplates?.[0]?.spec?.storageClassName).toBe('fast');
+    expect(plain.spec?.template.spec?.containers[0]?.volumeMounts).toEqual([
+      { name: 'data', mountPath: '/home/jovyan' },
+    ]);
+    expect(plain.spec?.template.spec?.containers[0]?.env).toBeUndefined();
+    const synced = desiredObjects(
+      notebookEngineKind,
+      notebook({
+        syncGitRepositoryEnabled: true,
+        gitRepository: 'https://git.example.com/r.git',
+        gitRef: '',
+        gitDirectoryName: '',
+      }),
+      settings,
+    ).statefulSet;
+    expect(synced.spec?.template.spec?.containers[0]?.env).toEqual([
+      { name: 'GIT_REPOSITORY', value: 'https://git.example.com/r.git' },
+      { name: 'GIT_REF', value: 'HEAD' },
+      { name: 'GIT_DIRECTORY_NAME', value: 'Example' },
+    ]);
+  });
+
+  test('is deterministic: the same engine gives the same objects', () => {
+    expect(desiredObjects(daiEngineKind, dai(), settings)).toEqual(
+      desiredObjects(daiEngineKind, dai(), settings),
+    );
+  });
+});

@@ -1,0 +1,141 @@
+import type { V1Pod } from '@kubernetes/client-node';
+import { daiEngineKind } from '../kinds/dai-engine.ts';
+import type { EngineResource } from '../kinds/kind.ts';
+import { notebookEngineKind } from '../kinds/notebook-engine.ts';
+import { changedFields, DURATION_REFRESH_MS, planStatus } from './status.ts';
+
+const NOW = new Date('2026-01-01T01:00:00Z');
+const readyPod: V1Pod = { status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] } };
+const labels = { 'engine.h2o.ai/workspace': 'w', 'engine.h2o.ai/id': 'e1' };
+
+function dai(
+  spec: Record<string, unknown> = {},
+  extra: { status?: Record<string, unknown>; annotations?: Record<string, string> } = {},
+): EngineResource {
+  return {
+    metadata: {
+      name: 'w.e1',
+      uid: 'u',
+      generation: 3,
+      labels,
+      creationTimestamp: '2026-01-01T00:00:00Z',
+      ...(extra.annotations ? { annotations: extra.annotations } : {}),
+    },
+    spec: { daiEngineVersion: 'workspaces/global/daiEngineVersions/1.10.6', ...spec },
+    status: extra.status ?? {},
+  };
+}
+
+const plan = (engine: EngineResource, pods: V1Pod[] = [readyPod]) =>
+  planStatus({
+    kind: daiEngineKind,
+    engine,
+    pods,
+    now: NOW,
+    settings: { publicUrl: 'https://x.example' },
+    storageResizing: false,
+  });
+
+describe('planStatus()', () => {
+  test('a running engine reports its URLs, durations, generation and a Ready condition', () => {
+    const { status, requeueAfterMs, autoStop } = plan(dai());
+    expect(status).toMatchObject({
+      state: 'STATE_RUNNING',
+      reconciling: false,
+      apiUrl: 'https://x.example/workspaces/w/daiEngines/e1/',
+      loginUrl: 'https://x.example/workspaces/w/daiEngines/e1/openid/login',
+      currentRunningDuration: '3600s',
+      currentIdleDuration: '3600s',
+      observedGeneration: 3,
+      storageResizing: false,
+    });
+    expect(status['conditions']).toEqual(
+      expect.arrayContaining([expect.objectContaining({ type: 'Ready', status: 'True', reason: 'Running' })]),
+    );
+    expect(autoStop).toBeUndefined();
+    expect(requeueAfterMs).toBe(DURATION_REFRESH_MS);
+  });
+
+  test('asks to stop a running engine past its idle limit, and requeues at a nearer deadline', () => {
+    expect(plan(dai({ maxIdleDuration: '1800s' })).autoStop).toBe('maxIdleDuration');
+    const activity = { 'engine.h2o.ai/last-activity-time': '2026-01-01T00:59:50Z' };
+    const soon = plan(dai({ maxIdleDuration: '15s' }, { annotations: activity }));
+    expect(soon.autoStop).toBeUndefined();
+    expect(soon.requeueAfterMs).toBe(5000);
+  });
+
+  test('counts running time from the resume, not the creation', () => {
+    const { status, autoStop } = plan(
+      dai({ maxRunningDuration: '3000s' }, { status: { resumeTime: '2026-01-01T00:30:00Z' } }),
+    );
+    expect(status['currentRunningDuration']).toBe('1800s');
+    expect(autoStop).toBeUndefined();
+  });
+
+  test('never stops an engine that is not running yet', () => {
+    expect(plan(dai({ maxIdleDuration: '1s' }), []).autoStop).toBeUndefined();
+  });
+
+  test('reports disk usage for 1.10.6 and later, and clears it for earlier versions', () => {
+    const annotations = { 'engine.h2o.ai/disk-usage': '{"totalBytes":"100","freeBytes":40}' };
+    expect(plan(dai({}, { annotations })).status).toMatchObject({
+      totalDiskSizeBytes: '100',
+      freeDiskSizeBytes: '40',
+    });
+    const old = plan(
+      dai({ daiEngineVersion: 'workspaces/global/daiEngineVersions/1.10.5' }, { annotations }),
+    );
+    expect(old.status).toMatchObject({ totalDiskSizeBytes: null, freeDiskSizeBytes: null });
+    const garbled = plan(dai({}, { annotations: { 'engine.h2o.ai/disk-usage': 'not json' } }));
+    expect(garbled.status).toMatchObject({ totalDiskSizeBytes: null, freeDiskSizeBytes: null });
+  });
+
+  test('says why a stopped engine stopped', () => {
+    const paused = plan(
+      dai({ paused: true }, { annotations: { 'engine.h2o.ai/stop-reason': 'MaxIdleDurationExceeded' } }),
+      [],
+    );
+    expect(paused.status).toMatchObject({ state: 'STATE_PAUSED', currentIdleDuration: '0s' });
+    expect(paused.status['conditions']).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ type: 'Stopped', status: 'True', reason: 'MaxIdleDurationExceeded' }),
+      ]),
+    );
+  });
+
+  test('keeps a condition’s transition time while its status holds', () => {
+    const first = plan(dai()).status;
+    const later = planStatus({
+      kind: daiEngineKind,
+      engine: dai({}, { status: first }),
+      pods: [readyPod],
+      now: new Date(NOW.getTime() + 60_000),
+      settings: { publicUrl: 'https://x.example' },
+      storageResizing: false,
+    }).status;
+    expect(later['conditions']).toEqual(first['conditions']);
+  });
+
+  test('a notebook engine reports its failure reason, unspecified while healthy', () => {
+    const notebook: EngineResource = { ...dai(), spec: {} };
+    const healthy = planStatus({
+      kind: notebookEngineKind,
+      engine: notebook,
+      pods: [readyPod],
+      now: NOW,
+      settings: { publicUrl: 'https://x.example' },
+      storageResizing: true,
+    }).status;
+    expect(healthy).toMatchObject({ failureReason: 'FAILURE_REASON_UNSPECIFIED', storageResizing: true });
+    expect(healthy).not.toHaveProperty('apiUrl');
+  });
+});
+
+describe('changedFields()', () => {
+  test('keeps only what differs, treating null and absent alike', () => {
+    expect(changedFields({ a: 1, b: { c: 2 } }, { a: 1, b: { c: 3 }, d: null, e: 'x' })).toEqual({
+      b: { c: 3 },
+      e: 'x',
+    });
+  });
+});

@@ -1,0 +1,158 @@
+/**
+ * Several operator replicas on one cluster: exactly one leads at a time through the Lease, a
+ * replica that stops gives the lease up, a crashed one is replaced once its lease has expired,
+ * and the process serves its health, readiness and metrics.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CoordinationV1Api, CoreV1Api, type V1Lease } from '@kubernetes/client-node';
+import { LeaderElector } from '../../operator/src/runtime/leader-election.ts';
+import { freePort } from '../cluster/ports.ts';
+import { waitFor } from '../cluster/wait.ts';
+import { useCluster } from '../helpers/use-cluster.ts';
+import { watchUntil } from '../helpers/watch.ts';
+
+const NAMESPACE = 'leases';
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const cluster = useCluster();
+
+beforeAll(async () => {
+  await cluster()
+    .kubeConfig.makeApiClient(CoreV1Api)
+    .createNamespace({ body: { metadata: { name: NAMESPACE } } });
+});
+
+const elector = (name: string, identity: string, leaseDurationMs = 2000): LeaderElector =>
+  new LeaderElector({
+    kubeConfig: cluster().kubeConfig,
+    namespace: NAMESPACE,
+    name,
+    identity,
+    leaseDurationMs,
+    renewEveryMs: 200,
+  });
+
+const readLease = (name: string): Promise<V1Lease> =>
+  cluster().kubeConfig.makeApiClient(CoordinationV1Api).readNamespacedLease({ name, namespace: NAMESPACE });
+
+describe('LeaderElector', () => {
+  test('one replica leads; the other takes over as soon as the leader gives the lease up', async () => {
+    const a = await elector('handover', 'a').acquire();
+    const b = elector('handover', 'b').acquire();
+    const bWon = { value: false };
+    void b.then(() => {
+      bWon.value = true;
+    });
+    // While a renews, b keeps waiting: a renewal lands several times within one lease duration.
+    await watchUntil<V1Lease>(
+      cluster().kubeConfig,
+      `/apis/coordination.k8s.io/v1/namespaces/${NAMESPACE}/leases`,
+      (e) => e.object.metadata?.name === 'handover' && e.type === 'MODIFIED',
+      { what: 'a renewal by a' },
+    );
+    expect(bWon.value).toBe(false);
+    expect((await readLease('handover')).spec?.holderIdentity).toBe('a');
+    await a.release();
+    const leadershipOfB = await b;
+    const lease = await readLease('handover');
+    expect(lease.spec?.holderIdentity).toBe('b');
+    expect(lease.spec?.leaseTransitions).toBe(1);
+    await leadershipOfB.release();
+  });
+
+  test('a crashed leader is replaced only once its lease has gone unrenewed for its whole duration', async () => {
+    // What a crashed holder leaves: a lease renewed just now, and no further renewals.
+    const renewed = new Date();
+    const micro = renewed.toISOString().replace(/Z$/, '000Z') as unknown as Date;
+    await cluster()
+      .kubeConfig.makeApiClient(CoordinationV1Api)
+      .createNamespacedLease({
+        namespace: NAMESPACE,
+        body: {
+          metadata: { name: 'crash', namespace: NAMESPACE },
+          spec: { holderIdentity: 'crashed', leaseDurationSeconds: 3, acquireTime: micro, renewTime: micro },
+        },
+      });
+    const successor = await elector('crash', 'successor', 3000).acquire();
+    const lease = await readLease('crash');
+    expect(lease.spec?.holderIdentity).toBe('successor');
+    expect(new Date(String(lease.spec?.acquireTime)).getTime()).toBeGreaterThanOrEqual(
+      renewed.getTime() + 3000,
+    );
+    await successor.release();
+  });
+
+  test('a replica restarted under the same identity takes its own lease back at once', async () => {
+    const first = await elector('restart', 'same', 60_000).acquire();
+    // The first process is gone without releasing; its successor has the same identity.
+    const again = await elector('restart', 'same', 60_000).acquire();
+    expect((await readLease('restart')).spec?.holderIdentity).toBe('same');
+    await again.release();
+    await first.release();
+  });
+});
+
+/** An operator process of its own, on its own health port. */
+async function operatorProcess(identity: string): Promise<{ child: ChildProcess; url: string }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [resolve(ROOT, 'operator/src/main.ts')], {
+    env: {
+      ...process.env,
+      KUBECONFIG: cluster().kubeconfigPath,
+      AIEM_NAMESPACE: NAMESPACE,
+      AIEM_OPERATOR_HOST: '127.0.0.1',
+      AIEM_OPERATOR_PORT: String(port),
+      AIEM_OPERATOR_ID: identity,
+      AIEM_LEASE_DURATION_MS: '3000',
+      AIEM_LEASE_RENEW_MS: '500',
+      AIEM_LOG_LEVEL: 'silent',
+    },
+    stdio: 'ignore',
+  });
+  return { child, url: `http://127.0.0.1:${port}` };
+}
+
+/** The body of a GET once the process answers at all. */
+function answer(url: string): Promise<{ status: number; text: string }> {
+  return waitFor(
+    async () => {
+      const response = await fetch(url).catch(() => undefined);
+      return response && { status: response.status, text: await response.text() };
+    },
+    { what: `an answer from ${url}`, timeoutMs: 30_000 },
+  );
+}
+
+const holderIs = (identity: string): Promise<V1Lease> =>
+  watchUntil<V1Lease>(
+    cluster().kubeConfig,
+    `/apis/coordination.k8s.io/v1/namespaces/${NAMESPACE}/leases`,
+    (e) =>
+      e.object.metadata?.name === 'ai-engine-manager-operator' && e.object.spec?.holderIdentity === identity,
+    { what: `the operator lease held by ${identity}`, timeoutMs: 30_000 },
+  );
+
+test('operator processes: one leads and serves metrics, the other stands by and leads when the first stops', async () => {
+  const a = await operatorProcess('replica-a');
+  await holderIs('replica-a');
+  const b = await operatorProcess('replica-b');
+  try {
+    expect(await answer(`${a.url}/healthz`)).toEqual({ status: 200, text: 'ok\n' });
+    expect((await answer(`${a.url}/readyz`)).text).toBe('leading\n');
+    expect(await answer(`${b.url}/readyz`)).toEqual({ status: 200, text: 'standby\n' });
+    const metrics = await answer(`${a.url}/metrics`);
+    expect(metrics.text).toContain('aiem_reconcile_total');
+    expect(metrics.text).toContain('aiem_reconcile_duration_seconds');
+    // A graceful stop gives the lease up: the standby leads without waiting for it to expire.
+    a.child.kill('SIGTERM');
+    await once(a.child, 'exit');
+    await holderIs('replica-b');
+    expect((await answer(`${b.url}/readyz`)).text).toBe('leading\n');
+  } finally {
+    a.child.kill('SIGKILL');
+    b.child.kill('SIGTERM');
+    if (b.child.exitCode === null) await once(b.child, 'exit');
+  }
+}, 90_000);
