@@ -94,14 +94,22 @@ build_kwok() {
   build_go_install "$out" kwok \
     "-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=v$KWOK_VERSION" \
     "sigs.k8s.io/kwok/cmd/kwok@v$KWOK_VERSION"
-  # The standalone kwok binary has no built-in stages; the module ships them as data files.
-  if [ ! -d "$out/stages" ]; then
+  # The standalone kwok binary has no built-in stages and installs none of its CRDs; the module
+  # ships both as data files. The cluster uses kwok's Logs CRD to simulate container logs.
+  if [ ! -d "$out/stages" ] || [ ! -d "$out/crds" ]; then
     local mod
     mod=$(go mod download -json "sigs.k8s.io/kwok@v$KWOK_VERSION" \
       | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
-    mkdir -p "$out/stages.tmp"
-    cp -r "$mod/kustomize/stage/node" "$mod/kustomize/stage/pod" "$out/stages.tmp/"
-    chmod -R u+w "$out/stages.tmp" && mv "$out/stages.tmp" "$out/stages"
+    if [ ! -d "$out/stages" ]; then
+      mkdir -p "$out/stages.tmp"
+      cp -r "$mod/kustomize/stage/node" "$mod/kustomize/stage/pod" "$out/stages.tmp/"
+      chmod -R u+w "$out/stages.tmp" && mv "$out/stages.tmp" "$out/stages"
+    fi
+    if [ ! -d "$out/crds" ]; then
+      mkdir -p "$out/crds.tmp"
+      cp "$mod/kustomize/crd/bases/kwok.x-k8s.io_logs.yaml" "$out/crds.tmp/"
+      chmod -R u+w "$out/crds.tmp" && mv "$out/crds.tmp" "$out/crds"
+    fi
   fi
 }
 

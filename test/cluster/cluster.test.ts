@@ -16,6 +16,7 @@ import { useCluster } from '../helpers/use-cluster.ts';
 import { watchUntil } from '../helpers/watch.ts';
 import { startCluster } from './cluster.ts';
 import { GPU_TAINT } from './nodes.ts';
+import { DEFAULT_LOG_LINES } from './pod-logs.ts';
 import { STORAGE_CLASS_NAME } from './storage-simulator.ts';
 
 const RESIZE_DELAY_MS = 1_500;
@@ -210,6 +211,38 @@ describe('the local control plane', () => {
       what: 'the pod to be removed after graceful deletion',
       trigger: () => core().deleteNamespacedPod({ namespace, name: 'short-lived' }),
     });
+  });
+
+  test('a simulated pod’s container logs are read through the apiserver, from kwok over verified TLS', async () => {
+    const namespace = await newNamespace();
+    const body = pod('logger', { cpu: '100m' }, false);
+    body.spec?.containers.push({ name: 'sidecar', image: 'example.invalid/sidecar:1' });
+    await core().createNamespacedPod({ namespace, body });
+    await watchUntil<V1Pod>(
+      cluster().kubeConfig,
+      `/api/v1/namespaces/${namespace}/pods`,
+      ({ object }) => isRunningAndReady(object),
+      { what: 'the pod to run' },
+    );
+    // Every container logs kwok's default line until a test gives it its own.
+    expect(await cluster().kubectl(['logs', '-n', namespace, 'logger', '-c', 'sidecar'])).toBe(
+      `${DEFAULT_LOG_LINES.join('\n')}\n`,
+    );
+
+    await cluster().simulateLogs({ namespace, name: 'logger' }, { main: ['starting', 'listening on :8080'] });
+    expect(await cluster().kubectl(['logs', '-n', namespace, 'logger', '-c', 'main'])).toBe(
+      'starting\nlistening on :8080\n',
+    );
+    const read = (options: { container: string; tailLines?: number; limitBytes?: number }): Promise<string> =>
+      core().readNamespacedPodLog({ namespace, name: 'logger', ...options });
+    expect(await read({ container: 'main', tailLines: 1 })).toBe('listening on :8080\n');
+    expect(await read({ container: 'main', limitBytes: 5 })).toBe('start');
+
+    // A container the simulation gives no log file fails as a kubelet fails for a container
+    // that has not started.
+    await cluster().simulateLogs({ namespace, name: 'logger' }, { main: ['again'], sidecar: undefined });
+    await expect(read({ container: 'sidecar' })).rejects.toMatchObject({ code: 400 });
+    expect(await read({ container: 'main' })).toBe('again\n');
   });
 
   test('a PVC is bound by the simulated provisioner and later expanded by the simulated resizer', async () => {

@@ -6,11 +6,18 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { CoreV1Api, KubeConfig, type V1Node } from '@kubernetes/client-node';
-import { dump } from 'js-yaml';
+import {
+  ApiextensionsV1Api,
+  CoreV1Api,
+  KubeConfig,
+  type V1CustomResourceDefinition,
+  type V1Node,
+} from '@kubernetes/client-node';
+import { dump, load } from 'js-yaml';
 import { ensureBinaries, type Binaries } from './binaries.ts';
 import { DEFAULT_NODE_POOLS, simulatedNodes, type NodePoolOptions, KWOK_NODE_ANNOTATION } from './nodes.ts';
 import { adminKubeconfig, createPki, type Pki } from './pki.ts';
+import { criLog, DEFAULT_LOG_LINES, defaultClusterLogs, simulatePodLogs, type PodRef } from './pod-logs.ts';
 import { freePort } from './ports.ts';
 import { startProcess, type ManagedProcess } from './process.ts';
 import { StorageSimulator } from './storage-simulator.ts';
@@ -38,6 +45,15 @@ export interface Cluster {
   readonly runDir: string;
   readonly binaries: Binaries;
   readonly storage: StorageSimulator;
+  /**
+   * Makes the named containers of a pod log these lines in the pod log API (every other
+   * container logs {@link DEFAULT_LOG_LINES}); `undefined` makes reading that container's log
+   * fail. Resolves once the apiserver serves them.
+   */
+  simulateLogs(
+    pod: PodRef,
+    containers: Readonly<Record<string, readonly string[] | undefined>>,
+  ): Promise<void>;
   /** Runs the cluster's own kubectl against it. */
   kubectl(args: readonly string[], input?: string): Promise<string>;
   /** The running components: name and process id. */
@@ -95,7 +111,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     const [controllerManager, scheduler, kwok] = await Promise.all([
       startControllerManager(common),
       startScheduler(common),
-      startKwok(common),
+      startKwok({ ...common, kubeConfig }),
     ]);
     const core = kubeConfig.makeApiClient(CoreV1Api);
     for (const node of simulatedNodes(options.nodes ?? DEFAULT_NODE_POOLS)) {
@@ -130,6 +146,8 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       runDir,
       binaries,
       storage: readyStorage,
+      simulateLogs: (pod, containers) =>
+        simulatePodLogs(kubeConfig, join(runDir, 'kwok', 'logs'), pod, containers),
       // A discovery cache per cluster: ports are recycled, and another cluster's cache under the same
       // host:port would describe the wrong API.
       kubectl: (args, input) =>
@@ -229,6 +247,11 @@ async function startApiserver(context: StartContext & { pki: Pki; etcdUrl: strin
     '--allow-privileged=true',
     '--authorization-mode=Node,RBAC',
     '--profiling=false',
+    // Pod logs, exec and port-forward go to the node's kubelet endpoint, which kwok serves: at
+    // the node's InternalIP (the loopback address kwok reports for every node) and the port in
+    // its status, verified against the cluster CA that signed kwok's certificate.
+    '--kubelet-preferred-address-types=InternalIP',
+    `--kubelet-certificate-authority=${pki.caCert}`,
   ]);
   await waitFor(
     async () => {
@@ -298,8 +321,13 @@ async function startScheduler(context: ComponentContext): Promise<ServingCompone
   return { process, port };
 }
 
-async function startKwok(context: ComponentContext): Promise<ManagedProcess> {
+async function startKwok(context: ComponentContext & { kubeConfig: KubeConfig }): Promise<ManagedProcess> {
   const port = await freePort();
+  const logsDir = join(context.runDir, 'kwok', 'logs');
+  await mkdir(logsDir, { recursive: true });
+  const defaultLog = join(logsDir, 'default.log');
+  await writeFile(defaultLog, criLog(DEFAULT_LOG_LINES, new Date()));
+  await installLogsCrd(context);
   const stagesDir = join(context.binaries.kwok, 'stages');
   const stages = await Promise.all([
     ...KWOK_STAGES.map((file) => readFile(join(stagesDir, file), 'utf8')),
@@ -316,10 +344,11 @@ async function startKwok(context: ComponentContext): Promise<ManagedProcess> {
       nodeLeaseParallelism: 4,
       podsOnNodeSyncParallelism: 1,
       enablePodsOnNodeSyncListPager: true,
+      // The kubelet endpoints that serve container logs (and exec, attach, port-forward).
+      enableDebuggingHandlers: true,
     },
   });
-  await writeFile(configPath, [header, ...stages].join('\n---\n'));
-  await mkdir(join(context.runDir, 'kwok'), { recursive: true });
+  await writeFile(configPath, [header, ...stages, dump(defaultClusterLogs(defaultLog))].join('\n---\n'));
   return launch(context, 'kwok', join(context.binaries.kwok, 'kwok'), [
     `--kubeconfig=${context.kubeconfigPath}`,
     `--config=${configPath}`,
@@ -330,8 +359,38 @@ async function startKwok(context: ComponentContext): Promise<ManagedProcess> {
     '--node-lease-duration-seconds=40',
     '--node-ip=127.0.0.1',
     '--cidr=10.244.0.0/16',
+    // kwok serves the nodes' kubelet endpoints (container logs) there and writes the port into
+    // each Node's status (daemonEndpoints), where the apiserver looks for it.
     `--server-address=127.0.0.1:${port}`,
+    `--node-port=${port}`,
+    `--tls-cert-file=${context.pki.kwokCert}`,
+    `--tls-private-key-file=${context.pki.kwokKey}`,
+    // Logs objects (one pod's simulated logs) come from the API, so tests can add them.
+    '--enable-crds=Logs',
   ]);
+}
+
+/**
+ * Installs kwok's Logs CRD (shipped in its module, copied by build-binaries.sh) and waits until
+ * it is served: kwok watches Logs objects from its start, and a watch of a missing kind would
+ * retry only after a backoff.
+ */
+async function installLogsCrd(context: ComponentContext & { kubeConfig: KubeConfig }): Promise<void> {
+  const extensions = context.kubeConfig.makeApiClient(ApiextensionsV1Api);
+  const crd = load(
+    await readFile(join(context.binaries.kwok, 'crds', 'kwok.x-k8s.io_logs.yaml'), 'utf8'),
+  ) as V1CustomResourceDefinition;
+  await extensions.createCustomResourceDefinition({ body: crd });
+  await waitFor(
+    async () => {
+      const current = await extensions.readCustomResourceDefinition({ name: crd.metadata?.name ?? '' });
+      const established = current.status?.conditions?.some(
+        (c) => c.type === 'Established' && c.status === 'True',
+      );
+      return established === true ? true : undefined;
+    },
+    { what: 'the kwok Logs CRD to be established', intervalMs: 20 },
+  );
 }
 
 async function waitForHealthz(component: ServingComponent, explain: () => string): Promise<void> {

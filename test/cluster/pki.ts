@@ -13,6 +13,12 @@ export interface Pki {
   caKey: string;
   apiserverCert: string;
   apiserverKey: string;
+  /**
+   * kwok's serving certificate for 127.0.0.1, from the same CA: the apiserver reaches kwok's
+   * kubelet endpoints (pod logs) and verifies it as it would verify a kubelet.
+   */
+  kwokCert: string;
+  kwokKey: string;
   serviceAccountKey: string;
   serviceAccountPub: string;
   /** A bearer token of the `system:masters` group, for the admin kubeconfig. */
@@ -21,8 +27,8 @@ export interface Pki {
 }
 
 /**
- * Creates a throw-away CA, the apiserver's serving certificate for the loopback address, the
- * service-account signing key pair and a static admin token, all inside `dir`.
+ * Creates a throw-away CA, the apiserver's and kwok's serving certificates for the loopback
+ * address, the service-account signing key pair and a static admin token, all inside `dir`.
  */
 export async function createPki(dir: string): Promise<Pki> {
   const path = (name: string): string => join(dir, name);
@@ -75,6 +81,39 @@ export async function createPki(dir: string): Promise<Pki> {
     '-out',
     path('apiserver.crt'),
   );
+  // An EC key: generated in milliseconds, where another RSA key would slow every cluster start.
+  await openssl(
+    'req',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-subj',
+    '/CN=kwok',
+    '-keyout',
+    path('kwok.key'),
+    '-out',
+    path('kwok.csr'),
+  );
+  await writeFile(path('kwok.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
+  await openssl(
+    'x509',
+    '-req',
+    '-in',
+    path('kwok.csr'),
+    '-CA',
+    path('ca.crt'),
+    '-CAkey',
+    path('ca.key'),
+    '-CAcreateserial',
+    '-days',
+    '30',
+    '-extfile',
+    path('kwok.ext'),
+    '-out',
+    path('kwok.crt'),
+  );
   await openssl('genrsa', '-out', path('sa.key'), '2048');
   await openssl('rsa', '-in', path('sa.key'), '-pubout', '-out', path('sa.pub'));
   const adminToken = randomBytes(24).toString('hex');
@@ -86,6 +125,8 @@ export async function createPki(dir: string): Promise<Pki> {
     caKey: path('ca.key'),
     apiserverCert: path('apiserver.crt'),
     apiserverKey: path('apiserver.key'),
+    kwokCert: path('kwok.crt'),
+    kwokKey: path('kwok.key'),
     serviceAccountKey: path('sa.key'),
     serviceAccountPub: path('sa.pub'),
     adminToken,
