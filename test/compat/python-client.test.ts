@@ -17,7 +17,8 @@ const { identity, authenticate, authorizer } = useIdentity({
     { id: 'user', name: 'Una User', roles: ['data-scientist'] },
   ],
 });
-const api = useApiServer({ namespace: 'compat', authenticate, authorizer });
+// The operator runs too, so that the client's wait() sees engines really start and stop.
+const api = useApiServer({ namespace: 'compat', authenticate, authorizer, operator: true });
 
 describe.each(VERSIONS)('the h2o-engine-manager %s Python client, unmodified', (version) => {
   test.each([
@@ -32,6 +33,7 @@ describe.each(VERSIONS)('the h2o-engine-manager %s Python client, unmodified', (
       'admin',
     ],
     ['creates and manages DAI, H2O and notebook engines', 'engines.py', 'engines'],
+    ['waits for engines to run, pause, resume, terminate and go', 'lifecycle.py', 'lifecycle'],
   ])('%s', async (_what, script, workspace) => {
     const python = join(CACHE, `python-client-${version}`, 'bin', 'python');
     const { provider } = identity();

@@ -285,10 +285,10 @@ describe('DAIEngineService over REST', () => {
       namespace: NAMESPACE,
       plural: 'daiengines',
       name: 'dai-life.e1',
-    })) as { spec: { paused: boolean }; status: { state: string } };
+    })) as { spec: { paused: boolean }; status: { state: string; reconciling: boolean } };
     expect(stored.spec.paused).toBe(true);
-    // The gateway left the reported state to the operator.
-    expect(stored.status.state).toBe('STATE_RUNNING');
+    // The engine reads as on its way until the operator reports the outcome.
+    expect(stored.status).toMatchObject({ state: 'STATE_PAUSING', reconciling: true });
     expect((await api().rest('POST', `${path}:pause`)).status).toBe(400);
     await reportState('daiengines', 'dai-life', 'e1', 'STATE_PAUSED');
     const resumed = await ok(api().rest('POST', `${path}:resume`));

@@ -12,14 +12,15 @@ import {
   type EngineServiceDeps,
 } from './engine-kinds.ts';
 import { engineService } from './generic-engine-service.ts';
+import { retryingAllOnConflict } from './retry.ts';
 import { daiEngineVersionService, h2oEngineVersionService } from './version-service.ts';
 
 /** Every RPC of the API. */
 export function apiHandlers(deps: EngineServiceDeps): Handlers {
   return {
-    ...daiEngineService(deps),
-    ...h2oEngineService(deps),
-    ...notebookEngineService(deps),
+    ...retryingAllOnConflict(daiEngineService(deps)),
+    ...retryingAllOnConflict(h2oEngineService(deps)),
+    ...retryingAllOnConflict(notebookEngineService(deps)),
     ...engineService(deps),
     ...daiEngineProfileService(deps),
     ...h2oEngineProfileService(deps),

@@ -200,11 +200,19 @@ export class EngineStore {
     }));
   }
 
-  /** Writes a change; the status keeps what the operator reported. */
-  async save(engine: Engine, resourceVersion: string, intent: Intent): Promise<Engine> {
+  /**
+   * Writes a change; the status keeps what the operator reported, except `alsoStatus` fields
+   * the change itself decides (a lifecycle call's transitional state).
+   */
+  async save(
+    engine: Engine,
+    resourceVersion: string,
+    intent: Intent,
+    alsoStatus: readonly string[] = [],
+  ): Promise<Engine> {
     const saved = await this.deps.store.update(this.kind.kind, engine, resourceVersion, {
       intent,
-      statusFields: this.gatewayStatus,
+      statusFields: [...this.gatewayStatus, ...alsoStatus],
     });
     return saved.message as unknown as Engine;
   }
@@ -440,6 +448,13 @@ function deleteHandler(store: EngineStore): Handler {
   };
 }
 
+/** The state an engine reads as right after each lifecycle call. */
+const TRANSITIONS = {
+  PAUSE: 'STATE_PAUSING',
+  TERMINATE: 'STATE_TERMINATING',
+  RESUME: 'STATE_STARTING',
+} as const;
+
 /** Pause, resume or terminate: records the wanted stop in the spec. */
 function stopHandler(store: EngineStore, action: 'PAUSE' | 'RESUME' | 'TERMINATE'): Handler {
   const { kind, names } = store;
@@ -453,10 +468,13 @@ function stopHandler(store: EngineStore, action: 'PAUSE' | 'RESUME' | 'TERMINATE
     else if (action === 'TERMINATE') checkTerminate(state, stopped);
     else checkResume(state, stopped);
     const resuming = action === 'RESUME';
-    const engine = resuming ? { ...current.engine, resumeTime: store.now() } : current.engine;
+    // The call starts a transition: the engine reads as moving until the operator reports the
+    // outcome, so a client polling for a final state never mistakes the old one for it.
+    const moving = { state: store.stateValue(TRANSITIONS[action]), reconciling: true };
+    const engine = { ...current.engine, ...moving, ...(resuming ? { resumeTime: store.now() } : {}) };
     if (request['validateOnly'] === true) return { [names.field]: engine };
     const write = (): Promise<Engine> =>
-      store.save(engine, current.resourceVersion, { [kind.stopIntent]: !resuming });
+      store.save(engine, current.resourceVersion, { [kind.stopIntent]: !resuming }, ['state', 'reconciling']);
     if (!resuming) return { [names.field]: await write() };
     const profile = await store.profile(engine, names.snakeField, context);
     return { [names.field]: await store.withinQuota(engine, profile, write) };

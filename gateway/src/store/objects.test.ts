@@ -72,6 +72,17 @@ describe('toCustomResource() and fromCustomResource()', () => {
     );
   });
 
+  test('reads an engine being deleted as DELETING, with its delete time, whatever was last reported', () => {
+    const resource = toCustomResource(ENGINE, fromJson(ENGINE.message, engineJson) as { name: string }, 'ns');
+    resource.metadata.deletionTimestamp = '2026-01-02T03:04:05Z';
+    const json = toJson(ENGINE.message, fromCustomResource(ENGINE, resource));
+    expect(json).toMatchObject({
+      state: 'STATE_DELETING',
+      reconciling: true,
+      deleteTime: '2026-01-02T03:04:05Z',
+    });
+  });
+
   test('refuses a custom resource without its labels', () => {
     const resource = toCustomResource(VERSION, { name: 'workspaces/w/daiEngineVersions/1.10.6' }, 'ns');
     resource.metadata.labels = {};

@@ -115,7 +115,12 @@ export function fromCustomResource(kind: ResourceKind, resource: CustomResource)
   const created = timeText(resource.metadata.creationTimestamp);
   const deleted = timeText(resource.metadata.deletionTimestamp);
   if (created !== undefined) json['createTime'] = created;
-  if (deleted !== undefined) json['deleteTime'] = deleted;
+  if (deleted !== undefined) {
+    json['deleteTime'] = deleted;
+    // An engine on its way out reads as such at once, before the operator reports it.
+    if (ENGINE_INTENT[kind.kind] !== undefined)
+      Object.assign(json, { state: 'STATE_DELETING', reconciling: true });
+  }
   return fromJson(kind.message, json);
 }
 

@@ -20,6 +20,7 @@ import {
   type DesiredObjects,
 } from '../desired/workload.ts';
 import { timeOf } from '../observe/durations.ts';
+import { failure } from '../observe/state.ts';
 import { specText, type EngineKind, type EngineResource, type Settings } from '../kinds/kind.ts';
 import { statusCode, type KubeClient } from '../kube/client.ts';
 import type { ReconcileResult } from '../runtime/controller.ts';
@@ -139,11 +140,15 @@ export class EngineReconciler {
     return capacity(claim) < wanted;
   }
 
-  /** A resume after a failure replaces the pods that failed before it. */
+  /** A resume replaces the pods that were failing before it, so the engine starts afresh. */
   private async replaceFailedPodsAfterResume(engine: EngineResource, pods: readonly V1Pod[]): Promise<void> {
     const resumed = timeOf(engine.status?.['resumeTime']);
-    if (engine.status?.['state'] !== 'STATE_FAILED' || resumed === undefined) return;
-    const stale = pods.filter((pod) => (timeOf(pod.metadata?.creationTimestamp) ?? resumed) < resumed);
+    if (resumed === undefined) return;
+    const now = this.now();
+    const stale = pods.filter(
+      (pod) =>
+        (timeOf(pod.metadata?.creationTimestamp) ?? resumed) < resumed && failure(pod, now) !== undefined,
+    );
     for (const pod of stale) await this.deps.kube.deletePod(pod.metadata?.name ?? '');
   }
 
