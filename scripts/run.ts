@@ -10,6 +10,7 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { authFromEnvironment } from '../gateway/src/auth/config.ts';
 import { startGateway } from '../gateway/src/gateway.ts';
 import { apiHandlers } from '../gateway/src/services/api.ts';
+import { PodLogs } from '../gateway/src/store/pod-logs.ts';
 import { ResourceStore } from '../gateway/src/store/store.ts';
 import { startCluster } from '../test/cluster/cluster.ts';
 import { startOperator } from '../operator/src/operator.ts';
@@ -82,7 +83,13 @@ const gateway = await startGateway({
   host,
   restPort,
   grpcPort: port('AIEM_GRPC_PORT', 9090),
-  handlers: apiHandlers({ store, authorizer: auth.authorizer, publicUrl }),
+  handlers: apiHandlers({
+    store,
+    authorizer: auth.authorizer,
+    publicUrl,
+    // Engine logs: the pod log API, which kwok serves from the simulated nodes.
+    podLogs: new PodLogs(cluster.kubeConfig, namespace),
+  }),
   authenticate: auth.authenticate,
   version,
 });

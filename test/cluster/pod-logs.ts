@@ -4,7 +4,7 @@
  * log from a file on this host, named by kwok's `ClusterLogs` (every pod, from the kwok
  * configuration) and `Logs` (one pod, a custom resource) objects.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { waitFor } from './wait.ts';
@@ -72,7 +72,8 @@ export async function simulatePodLogs(
   const files: Record<string, string> = {};
   for (const [container, lines] of Object.entries(containers)) {
     files[container] = join(podDir, `${container}.log`);
-    if (lines !== undefined) await writeFile(files[container], criLog(lines, new Date()));
+    if (lines === undefined) await rm(files[container], { force: true });
+    else await writeFile(files[container], criLog(lines, new Date()));
   }
   const custom = kubeConfig.makeApiClient(CustomObjectsApi);
   const body = podLogs(pod, files);

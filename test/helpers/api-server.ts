@@ -13,6 +13,7 @@ import type { Authenticate } from '../../gateway/src/call/handler.ts';
 import { startGateway, type Gateway } from '../../gateway/src/gateway.ts';
 import { SERVICE_DEFINITIONS } from '../../gateway/src/grpc/server.ts';
 import { apiHandlers } from '../../gateway/src/services/api.ts';
+import { PodLogs } from '../../gateway/src/store/pod-logs.ts';
 import { ResourceStore } from '../../gateway/src/store/store.ts';
 import type { Cluster, ClusterOptions } from '../cluster/cluster.ts';
 import { pino } from 'pino';
@@ -82,7 +83,11 @@ export function useApiServer(options: ApiServerOptions): () => ApiServer {
       host: '127.0.0.1',
       restPort: 0,
       grpcPort: 0,
-      handlers: apiHandlers({ store, authorizer: options.authorizer ?? allowAll }),
+      handlers: apiHandlers({
+        store,
+        authorizer: options.authorizer ?? allowAll,
+        podLogs: new PodLogs(cluster().kubeConfig, options.namespace),
+      }),
       authenticate: options.authenticate ?? developmentIdentity,
       version: 'test',
     });

@@ -10,15 +10,20 @@ import { H2OEngine_State } from '../gen/ai/h2o/engine/v1/h2o_engine.pb.ts';
 import { NotebookEngine_State } from '../gen/ai/h2o/engine/v1/notebook_engine.pb.ts';
 import { checkChangeable, checkResize } from '../engines/lifecycle.ts';
 import { daiListSchemas, h2oListSchemas } from '../engines/list-fields.ts';
+import { engineLogs } from '../engines/logs.ts';
 import { compressedDatasetMemory, rawDatasetMemory, sizeFor, type SizeLimits } from '../engines/sizing.ts';
+import { PodLogs, type PodLogSource } from '../store/pod-logs.ts';
 import { compareVersions } from '../../../shared/semver.ts';
 import { engineHandlers, EngineStore, type Engine } from './engine-service.ts';
 import { resolveReference } from './references.ts';
 import type { ServiceDeps } from './resource-service.ts';
 
-/** Engines may be reached at this base URL (the platform's public address). */
+/** What the engine services need beyond the store and the authorizer. */
 export interface EngineServiceDeps extends ServiceDeps {
+  /** Engines may be reached at this base URL (the platform's public address). */
   publicUrl?: string;
+  /** Where engines' pod logs are read; by default the pod log API of the store's namespace. */
+  podLogs?: PodLogSource;
 }
 
 /** Keeps the DAI configuration the profile allows, without the keys the service sets itself. */
@@ -150,16 +155,22 @@ function migrateCreatorHandler(store: EngineStore): Handler {
 }
 
 /**
- * Logs of an engine's pods. The engine's workloads are the operator's; until it reports pods,
- * there is nothing to download and the answer is an empty text body.
+ * Logs of an engine's pods (the operator labels them with the engine's uid), as one text
+ * download: see `engines/logs.ts` for its layout and bounds. A stopped engine has no pods, and
+ * its download is empty.
  */
-function downloadLogsHandler(store: EngineStore, nameField: string): Handler {
+function downloadLogsHandler(store: EngineStore, nameField: string, source: PodLogSource): Handler {
   return async (request, context) => {
     const name = request[nameField] as string;
     await store.authorize(context, 'DOWNLOAD_LOGS', store.workspaceOf(name, nameField));
-    await store.reach(name, context, 'act');
-    return { logs: { contentType: 'text/plain', data: new Uint8Array(), extensions: [] } };
+    const { engine } = await store.reach(name, context, 'act');
+    const text = await engineLogs(source, engine.uid);
+    return { logs: { contentType: 'text/plain', data: new TextEncoder().encode(text), extensions: [] } };
   };
+}
+
+function podLogSource(deps: EngineServiceDeps): PodLogSource {
+  return deps.podLogs ?? new PodLogs(deps.store.kubeConfig, deps.store.namespace);
 }
 
 /** DAIEngineService. */
@@ -188,7 +199,7 @@ export function daiEngineService(deps: EngineServiceDeps): Handlers {
     [rpc('ResizeStorage')]: resizeHandler(store, 'daiEngine'),
     [rpc('UpgradeDAIEngineVersion')]: upgradeHandler(store),
     [rpc('MigrateCreator')]: migrateCreatorHandler(store),
-    [rpc('DownloadLogs')]: downloadLogsHandler(store, 'daiEngine'),
+    [rpc('DownloadLogs')]: downloadLogsHandler(store, 'daiEngine', podLogSource(deps)),
   };
 }
 
@@ -217,7 +228,7 @@ export function h2oEngineService(deps: EngineServiceDeps): Handlers {
   };
   return {
     ...engineHandlers(store, ['TERMINATE']),
-    [rpc('DownloadLogs')]: downloadLogsHandler(store, 'h2oEngine'),
+    [rpc('DownloadLogs')]: downloadLogsHandler(store, 'h2oEngine', podLogSource(deps)),
     [rpc('CalculateH2OEngineSizeCompressedDataset')]: (request) => {
       const rows = positive('rows_count', request['rowsCount'] as string);
       const columns = positive('columns_count', request['columnsCount'] as string);

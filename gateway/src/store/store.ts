@@ -47,10 +47,13 @@ const STATUS_RETRY_MS = 200;
  */
 export class ResourceStore {
   private readonly api: CustomObjectsApi;
-  private readonly namespace: string;
+  /** The cluster and namespace of the resources, where their engines' pods run too. */
+  readonly kubeConfig: KubeConfig;
+  readonly namespace: string;
 
   constructor(kubeConfig: KubeConfig, namespace: string) {
     this.api = kubeConfig.makeApiClient(CustomObjectsApi);
+    this.kubeConfig = kubeConfig;
     this.namespace = namespace;
   }
 
