@@ -12,6 +12,7 @@ import {
 } from '@kubernetes/client-node';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Logger } from 'pino';
+import { statusCode } from '../kube/client.ts';
 import { WorkQueue } from './work-queue.ts';
 
 /** One watched collection and how its objects map to reconcile keys. */
@@ -125,7 +126,9 @@ export async function startController(options: ControllerOptions): Promise<Contr
         if (result?.requeueAfterMs !== undefined) queue.addAfter(key, result.requeueAfterMs);
       } catch (error: unknown) {
         errors.inc({ controller: options.name });
-        log.warn({ err: error, key }, 'reconcile failed; retrying with backoff');
+        // A write race (409) or a busy apiserver (429) is routine: the retry sorts it out.
+        const routine = [409, 429].includes(statusCode(error) ?? 0);
+        log[routine ? 'debug' : 'warn']({ err: error, key }, 'reconcile failed; retrying with backoff');
         queue.retry(key);
       } finally {
         reconciles.inc({ controller: options.name });
