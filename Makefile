@@ -86,7 +86,8 @@ binaries: ## Build the control plane binaries (cold: ~7 min once per machine)
 ##@ Generate
 
 # Everything `make generate` writes; `make check-generated` fails when any of it is stale.
-GENERATED := gateway/src/gen docs-site/static/openapi crds operator/src/podtemplate/gen
+GENERATED := gateway/src/gen docs-site/static/openapi crds operator/src/podtemplate/gen \
+  charts/ai-engine-manager/templates/crds charts/ai-engine-manager/files
 
 .PHONY: generate
 generate: node_modules/.package-lock.json ## Regenerate TypeScript, OpenAPI, REST routes and CRDs from proto/; pod patch metadata
@@ -100,6 +101,14 @@ generate: node_modules/.package-lock.json ## Regenerate TypeScript, OpenAPI, RES
 	# Strategic merge patch metadata of pod templates, from the Kubernetes release's OpenAPI v3
 	# document in the Go module cache (build-binaries.sh downloads that module).
 	$(NODE) operator/src/podtemplate/tools/patch-metadata.ts
+	# The Helm chart's copies of crds/ and of the default policy.
+	$(NODE) scripts/chart-files.ts
+
+.PHONY: chart
+chart: node_modules/.package-lock.json ## Copy crds/ and the default policy into the Helm chart, then lint it (strict)
+	$(NODE) scripts/chart-files.ts
+	helm=$$(bash test/cluster/build-binaries.sh helm | sed -n 's/^HELM_BIN=//p'); \
+	  "$$helm/helm" lint --strict charts/ai-engine-manager -f charts/ai-engine-manager/ci/minimal-values.yaml
 
 .PHONY: check-generated
 check-generated: generate ## Fail when the committed generated files differ from proto/

@@ -1,0 +1,147 @@
+{{/* Names, labels and settings shared by the templates. */}}
+
+{{/* The chart's name, or nameOverride. */}}
+{{- define "ai-engine-manager.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+The prefix of every object name: <release>-<chart>, or the release name alone when it already
+holds the chart's name. Trimmed so that "-gateway" and "-operator" still fit in 63 characters.
+*/}}
+{{- define "ai-engine-manager.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 53 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 53 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 53 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "ai-engine-manager.gatewayName" -}}
+{{ include "ai-engine-manager.fullname" . }}-gateway
+{{- end }}
+
+{{- define "ai-engine-manager.operatorName" -}}
+{{ include "ai-engine-manager.fullname" . }}-operator
+{{- end }}
+
+{{/* The labels of every object. */}}
+{{- define "ai-engine-manager.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/name: {{ include "ai-engine-manager.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: ai-engine-manager
+{{- end }}
+
+{{/* Labels that select one component's pods; call with (dict "root" $ "component" "gateway"). */}}
+{{- define "ai-engine-manager.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "ai-engine-manager.name" .root }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end }}
+
+{{/* The labels of one component's objects; same argument as selectorLabels. */}}
+{{- define "ai-engine-manager.componentLabels" -}}
+{{ include "ai-engine-manager.labels" .root }}
+app.kubernetes.io/component: {{ .component }}
+{{- end }}
+
+{{/* The metadata the chart adds to each generated CRD. */}}
+{{- define "ai-engine-manager.crdMetadata" -}}
+labels:
+  {{- include "ai-engine-manager.labels" . | nindent 2 }}
+{{- if .Values.crds.keep }}
+annotations:
+  # Deleting a CRD deletes every resource of its kind: uninstalling the release keeps them.
+  helm.sh/resource-policy: keep
+{{- end }}
+{{- end }}
+
+{{- define "ai-engine-manager.gatewayServiceAccountName" -}}
+{{- if .Values.gateway.serviceAccount.create }}
+{{- default (include "ai-engine-manager.gatewayName" .) .Values.gateway.serviceAccount.name }}
+{{- else }}
+{{- required "gateway.serviceAccount.name: name the existing ServiceAccount when gateway.serviceAccount.create is false" .Values.gateway.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "ai-engine-manager.operatorServiceAccountName" -}}
+{{- if .Values.operator.serviceAccount.create }}
+{{- default (include "ai-engine-manager.operatorName" .) .Values.operator.serviceAccount.name }}
+{{- else }}
+{{- required "operator.serviceAccount.name: name the existing ServiceAccount when operator.serviceAccount.create is false" .Values.operator.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/* The image reference: repository, then the digest, else the tag (default appVersion). */}}
+{{- define "ai-engine-manager.image" -}}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+{{- end }}
+
+{{/* The base URL users reach the API at. */}}
+{{- define "ai-engine-manager.publicUrl" -}}
+{{- if .Values.publicUrl }}
+{{- .Values.publicUrl }}
+{{- else if .Values.ingress.enabled }}
+{{- printf "%s://%s" (ternary "https" "http" (ne .Values.ingress.tls.secretName "")) .Values.ingress.host }}
+{{- else }}
+{{- printf "http://%s.%s.svc:%v" (include "ai-engine-manager.gatewayName" .) .Release.Namespace .Values.gateway.service.restPort }}
+{{- end }}
+{{- end }}
+
+{{/* The name of the ConfigMap that holds the policy. */}}
+{{- define "ai-engine-manager.policyConfigMap" -}}
+{{- default (printf "%s-policy" (include "ai-engine-manager.fullname" .)) .Values.policy.existingConfigMap }}
+{{- end }}
+
+{{/* The plural names of the nine engine.h2o.ai resource kinds, and of the three engine kinds. */}}
+{{- define "ai-engine-manager.allKinds" -}}
+- daiengines
+- h2oengines
+- notebookengines
+- daiengineprofiles
+- h2oengineprofiles
+- notebookengineprofiles
+- daiengineversions
+- h2oengineversions
+- notebookengineimages
+{{- end }}
+
+{{- define "ai-engine-manager.engineKinds" -}}
+- daiengines
+- h2oengines
+- notebookengines
+{{- end }}
+
+{{/*
+A list of plural names with a subresource appended; call with
+(dict "kinds" (include "ai-engine-manager.engineKinds" .) "subresource" "status").
+*/}}
+{{- define "ai-engine-manager.subresources" -}}
+{{- $resources := list }}
+{{- range (fromYamlArray .kinds) }}
+{{- $resources = append $resources (printf "%s/%s" . $.subresource) }}
+{{- end }}
+{{- toYaml $resources }}
+{{- end }}
+
+{{/* Environment variables both processes read. */}}
+{{- define "ai-engine-manager.commonEnv" -}}
+- name: AIEM_NAMESPACE
+  value: {{ .Release.Namespace | quote }}
+- name: AIEM_PUBLIC_URL
+  value: {{ include "ai-engine-manager.publicUrl" . | quote }}
+- name: AIEM_LOG_LEVEL
+  value: {{ .Values.logLevel | quote }}
+{{- end }}

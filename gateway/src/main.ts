@@ -1,0 +1,67 @@
+/**
+ * The gateway process, as a container runs it: the API over REST and gRPC for the custom
+ * resources of AIEM_NAMESPACE, with the identity and policy settings of the environment (see the
+ * README's Configuration table). The kubeconfig comes from KUBECONFIG, or from the pod's service
+ * account inside a cluster. `make run` starts the same gateway in its own process instead.
+ */
+import { readFileSync } from 'node:fs';
+import { KubeConfig } from '@kubernetes/client-node';
+import { authFromEnvironment } from './auth/config.ts';
+import { startGateway } from './gateway.ts';
+import { log } from './log.ts';
+import { apiHandlers } from './services/api.ts';
+import { ResourceStore } from './store/store.ts';
+
+const env = (name: string, fallback: string): string => process.env[name] ?? fallback;
+
+/** A port number from the environment; 0 picks a free one. */
+function port(name: string, fallback: number): number {
+  const value = Number(env(name, String(fallback)));
+  if (!Number.isInteger(value) || value < 0 || value > 65535)
+    throw new Error(`${name} must be a port number`);
+  return value;
+}
+
+const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+  version: string;
+};
+
+try {
+  const host = env('AIEM_HOST', '127.0.0.1');
+  const restPort = port('AIEM_REST_PORT', 8080);
+  const grpcPort = port('AIEM_GRPC_PORT', 9090);
+  const namespace = env('AIEM_NAMESPACE', 'ai-engine-manager');
+  const auth = authFromEnvironment();
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromDefault();
+  const gateway = await startGateway({
+    host,
+    restPort,
+    grpcPort,
+    handlers: apiHandlers({
+      store: new ResourceStore(kubeConfig, namespace),
+      authorizer: auth.authorizer,
+      publicUrl: env('AIEM_PUBLIC_URL', `http://${host}:${restPort}`),
+    }),
+    authenticate: auth.authenticate,
+    version,
+  });
+  log.info(
+    { restUrl: gateway.restUrl, grpcAddress: gateway.grpcAddress, namespace, version },
+    'Started gateway',
+  );
+  const stop = (): void => {
+    log.info('Stopping gateway');
+    auth.close();
+    gateway.stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+} catch (error: unknown) {
+  // A setting is missing or wrong, or a port is taken: say which, and exit for a restart.
+  log.fatal({ err: error }, 'Failed to start gateway');
+  process.exit(1);
+}

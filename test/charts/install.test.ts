@@ -1,0 +1,533 @@
+/**
+ * The chart installed with `helm install` on the local control plane: the CRDs, the Deployments
+ * (Available, their pods Running on the simulated nodes), RBAC checked with `kubectl auth can-i`
+ * against what the code calls, the gateway and operator processes run as the chart configures
+ * them and signed in as the chart's ServiceAccounts through an engine's life, an upgrade, and
+ * `helm uninstall`.
+ *
+ * kwok marks the chart's pods Running without running their containers (there is no container
+ * runtime here, and no image), so the processes run on this machine instead, with the rendered
+ * environment and a token of each pod's ServiceAccount: what they may do is what the pods could.
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { promisify } from 'node:util';
+import { CoordinationV1Api, type KubernetesObject, type V1Pod } from '@kubernetes/client-node';
+import { dump, load } from 'js-yaml';
+import { KWOK_NODE_ANNOTATION } from '../cluster/nodes.ts';
+import { DEFAULT_LOG_LINES } from '../cluster/pod-logs.ts';
+import { useCluster } from '../helpers/use-cluster.ts';
+import { watchUntil } from '../helpers/watch.ts';
+import { startIdentityProvider, type IdentityProvider } from '../identity/provider.ts';
+import { CHART, helm, parseManifests, ROOT, valuesFile, type Rendered } from './helm.ts';
+import { gatewayNeeds, LEASE, operatorNeeds, permissionKey, type Permission } from './permissions.ts';
+
+const NAMESPACE = 'aiem-system';
+const RELEASE = 'aiem';
+const GATEWAY_SA = 'aiem-ai-engine-manager-gateway';
+const OPERATOR_SA = 'aiem-ai-engine-manager-operator';
+/** The operator replica identity the local operator process takes, as POD_NAME would give it. */
+const OPERATOR_POD = 'aiem-ai-engine-manager-operator-local';
+const GIB = 1024 ** 3;
+const INSTANCE = `app.kubernetes.io/instance=${RELEASE}`;
+
+/** A process of the product, its JSON log lines kept for waits and failure reports. */
+class ProductProcess {
+  readonly lines: string[] = [];
+  private readonly child: ChildProcess;
+  private readonly waiters = new Set<() => void>();
+  private exited = false;
+  readonly name: string;
+
+  constructor(name: string, script: string, env: Record<string, string>) {
+    this.name = name;
+    this.child = spawn(process.execPath, [join(ROOT, script)], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    for (const stream of [this.child.stdout, this.child.stderr]) {
+      if (stream === null) continue;
+      createInterface({ input: stream }).on('line', (line) => {
+        this.lines.push(line);
+        for (const waiter of this.waiters) waiter();
+      });
+    }
+    this.child.once('exit', () => {
+      this.exited = true;
+      for (const waiter of this.waiters) waiter();
+    });
+  }
+
+  /** The last lines of the log (each cut to 1,000 characters), for failure messages. */
+  log(lines = 40): string {
+    const tail = this.lines.slice(-lines).map((line) => (line.length > 1000 ? `${line.slice(0, 1000)}…` : line));
+    return `----- ${this.name} (last ${tail.length} lines) -----\n${tail.join('\n')}`;
+  }
+
+  /** Resolves with the first log record whose `msg` is `message`, past or future. */
+  waitForLog(message: string, timeoutMs = 60_000): Promise<Record<string, unknown>> {
+    return new Promise((resolve, reject) => {
+      const finish = (): void => {
+        clearTimeout(timer);
+        this.waiters.delete(check);
+      };
+      const check = (): void => {
+        const record = this.lines.map(parseJson).find((r) => r?.['msg'] === message);
+        if (record !== undefined) {
+          finish();
+          resolve(record);
+        } else if (this.exited) {
+          finish();
+          reject(new Error(`${this.name} exited before "${message}"\n${this.log()}`));
+        }
+      };
+      const timer = setTimeout(() => {
+        finish();
+        reject(new Error(`${this.name} did not log "${message}"\n${this.log()}`));
+      }, timeoutMs);
+      this.waiters.add(check);
+      check();
+    });
+  }
+
+  async stop(): Promise<void> {
+    if (this.exited) return;
+    const exited = new Promise((resolve) => this.child.once('exit', resolve));
+    this.child.kill('SIGTERM');
+    await exited;
+  }
+}
+
+function parseJson(line: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(line);
+    return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const processes: ProductProcess[] = [];
+const scratch = mkdtempSync(join(tmpdir(), 'aiem-chart-install-'));
+let provider: IdentityProvider | undefined;
+// Declared before the cluster's hook, so that the processes stop while the cluster still runs.
+afterAll(async () => {
+  const failed = (globalThis.__failedTests ?? 0) > 0;
+  for (const p of processes) {
+    await p.stop();
+    if (failed) console.error(p.log());
+  }
+  await provider?.stop();
+  rmSync(scratch, { recursive: true, force: true });
+});
+const cluster = useCluster({ resizeDelayMs: 500 });
+
+const kubectl = (args: readonly string[]): Promise<string> => cluster().kubectl(args);
+const identity = (): IdentityProvider => {
+  if (provider === undefined) throw new Error('The identity provider is not running (did beforeAll fail?)');
+  return provider;
+};
+
+/** The values of the release: the test's identity provider, and a standby operator replica. */
+function releaseValues(): object {
+  return {
+    oidc: {
+      issuerUrl: identity().issuer,
+      audiences: [identity().audience],
+      rolesClaim: identity().rolesClaim,
+    },
+    operator: { replicas: 2 },
+  };
+}
+
+beforeAll(async () => {
+  provider = await startIdentityProvider({ accounts: [{ id: 'admin', name: 'Ada Admin', roles: ['admin'] }] });
+  await helm(
+    [
+      'install',
+      RELEASE,
+      CHART,
+      '--namespace',
+      NAMESPACE,
+      '--create-namespace',
+      '-f',
+      valuesFile(releaseValues()),
+      '--wait',
+      '--timeout',
+      '3m',
+    ],
+    { kubeconfig: cluster().kubeconfigPath },
+  );
+}, 240_000);
+
+test('helm install creates the nine CRDs of crds/, Established, labelled with the release and kept on uninstall', async () => {
+  await kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '-l', INSTANCE]);
+  const list = JSON.parse(await kubectl(['get', 'crd', '-l', INSTANCE, '-o', 'json'])) as {
+    items: KubernetesObject[];
+  };
+  const expected = readdirSync(join(ROOT, 'crds'))
+    .filter((f) => f.endsWith('.yaml'))
+    .map((f) => (load(readFileSync(join(ROOT, 'crds', f), 'utf8')) as KubernetesObject).metadata?.name)
+    .sort();
+  expect(list.items.map((crd) => crd.metadata?.name).sort()).toEqual(expected);
+  for (const crd of list.items)
+    expect(crd.metadata?.annotations).toMatchObject({ 'helm.sh/resource-policy': 'keep' });
+});
+
+test('the Deployments become Available, their pods Running and Ready on the simulated nodes', async () => {
+  await kubectl(['wait', '--for=condition=Available', '--timeout=60s', 'deployment', '-l', INSTANCE, '-n', NAMESPACE]);
+  const nodes = JSON.parse(await kubectl(['get', 'nodes', '-o', 'json'])) as { items: KubernetesObject[] };
+  const simulated = new Set(
+    nodes.items.filter((n) => n.metadata?.annotations?.[KWOK_NODE_ANNOTATION] !== undefined).map((n) => n.metadata?.name),
+  );
+  const pods = (JSON.parse(await kubectl(['get', 'pods', '-l', INSTANCE, '-n', NAMESPACE, '-o', 'json'])) as { items: V1Pod[] })
+    .items;
+  const summary = pods
+    .map((pod) => ({
+      component: pod.metadata?.labels?.['app.kubernetes.io/component'],
+      serviceAccount: pod.spec?.serviceAccountName,
+      phase: pod.status?.phase,
+      ready: pod.status?.conditions?.find((c) => c.type === 'Ready')?.status,
+      simulatedNode: simulated.has(pod.spec?.nodeName),
+    }))
+    .sort((a, b) => String(a.component).localeCompare(String(b.component)));
+  const running = { phase: 'Running', ready: 'True', simulatedNode: true };
+  expect(summary).toEqual([
+    { component: 'gateway', serviceAccount: GATEWAY_SA, ...running },
+    { component: 'operator', serviceAccount: OPERATOR_SA, ...running },
+    { component: 'operator', serviceAccount: OPERATOR_SA, ...running },
+  ]);
+});
+
+/** `kubectl auth can-i` as a ServiceAccount of the release: true for yes, false for no. */
+async function canI(serviceAccount: string, args: readonly string[]): Promise<boolean> {
+  const kubectlBin = join(cluster().binaries.kubernetes, 'kubectl');
+  const run = promisify(execFile)(kubectlBin, [
+    '--kubeconfig',
+    cluster().kubeconfigPath,
+    'auth',
+    'can-i',
+    ...args,
+    `--as=system:serviceaccount:${NAMESPACE}:${serviceAccount}`,
+  ]);
+  try {
+    return (await run).stdout.trim() === 'yes';
+  } catch (error: unknown) {
+    const out = typeof error === 'object' && error !== null && 'stdout' in error ? String(error.stdout).trim() : '';
+    if (out === 'no' || out.startsWith('no')) return false;
+    throw error;
+  }
+}
+
+/** `kubectl auth can-i` arguments for one permission in the release namespace. */
+function canIArgs(p: Permission): string[] {
+  const [plural = '', subresource] = p.resource.split('/');
+  const resource = p.group === '' ? plural : `${plural}.${p.group}`;
+  return [
+    p.verb,
+    p.name === undefined ? resource : `${resource}/${p.name}`,
+    ...(subresource === undefined ? [] : [`--subresource=${subresource}`]),
+    '-n',
+    NAMESPACE,
+  ];
+}
+
+/** Every namespaced permission `kubectl auth can-i --list` shows, beyond what every user has. */
+async function listed(serviceAccount: string): Promise<string[]> {
+  const kubectlBin = join(cluster().binaries.kubernetes, 'kubectl');
+  const { stdout } = await promisify(execFile)(kubectlBin, [
+    '--kubeconfig',
+    cluster().kubeconfigPath,
+    'auth',
+    'can-i',
+    '--list',
+    '-n',
+    NAMESPACE,
+    `--as=system:serviceaccount:${NAMESPACE}:${serviceAccount}`,
+  ]);
+  const keys: string[] = [];
+  for (const line of stdout.split('\n')) {
+    const row = /^(\S+)\s+\[(.*?)\]\s+\[(.*?)\]\s+\[(.*?)\]\s*$/.exec(line);
+    if (row === null) continue;
+    const [, resource = '', , names = '', verbs = ''] = row;
+    // Every authenticated user may review its own access (system:basic-user).
+    if (/^selfsubject\w*reviews\./.test(resource)) continue;
+    const named = names.split(' ').filter(Boolean);
+    const targets = named.length === 0 ? [resource] : named.map((name) => `${resource} name=${name}`);
+    for (const verb of verbs.split(' ').filter(Boolean)) keys.push(...targets.map((t) => `${verb} ${t}`));
+  }
+  return [...new Set(keys)].sort();
+}
+
+/** What neither ServiceAccount may do, with what only one of them may not. */
+const DENIED: Record<string, string[][]> = {
+  both: [
+    ['get', 'secrets'],
+    ['list', 'secrets'],
+    ['create', 'pods'],
+    ['create', 'pods', '--subresource=exec'],
+    ['get', 'configmaps'],
+    ['create', 'deployments.apps'],
+    ['create', 'rolebindings.rbac.authorization.k8s.io'],
+    ['delete', 'leases.coordination.k8s.io'],
+    ['get', 'leases.coordination.k8s.io/another-lease'],
+  ],
+  gateway: [
+    ['patch', 'statefulsets.apps'],
+    ['delete', 'pods'],
+    ['watch', 'daiengines.engine.h2o.ai'],
+    ['create', 'leases.coordination.k8s.io'],
+  ],
+  operator: [
+    ['get', 'pods', '--subresource=log'],
+    ['create', 'daiengines.engine.h2o.ai'],
+    ['delete', 'daiengines.engine.h2o.ai'],
+    ['update', 'daiengineprofiles.engine.h2o.ai'],
+  ],
+  elsewhere: [
+    ['list', 'daiengines.engine.h2o.ai', '-n', 'default'],
+    ['list', 'nodes'],
+    ['create', 'customresourcedefinitions.apiextensions.k8s.io'],
+  ],
+};
+
+test.each([
+  ['gateway', GATEWAY_SA, gatewayNeeds] as const,
+  ['operator', OPERATOR_SA, operatorNeeds] as const,
+])(
+  'kubectl auth can-i: the %s ServiceAccount may do exactly what its code calls, in the release namespace only',
+  async (component, serviceAccount, needs) => {
+    const { permissions } = needs();
+    const answers = await Promise.all(permissions.map(async (p) => [permissionKey(p), await canI(serviceAccount, canIArgs(p))]));
+    expect(answers.filter(([, yes]) => yes !== true)).toEqual([]);
+    expect(await listed(serviceAccount)).toEqual([...new Set(permissions.map(permissionKey))].sort());
+    const denied = [...(DENIED['both'] ?? []), ...(DENIED[component] ?? [])].map((a) => [...a, '-n', NAMESPACE]);
+    denied.push(...(DENIED['elsewhere'] ?? []));
+    const allowed = [];
+    for (const args of denied) if (await canI(serviceAccount, args)) allowed.push(args.join(' '));
+    expect(allowed).toEqual([]);
+  },
+);
+
+/** A kubeconfig that signs in as a ServiceAccount of the release, with a fresh token. */
+async function serviceAccountKubeconfig(serviceAccount: string): Promise<string> {
+  const token = (await kubectl(['create', 'token', serviceAccount, '-n', NAMESPACE, '--duration=1h'])).trim();
+  const current = cluster().kubeConfig.getCurrentCluster();
+  if (current === null) throw new Error('The admin kubeconfig names no cluster');
+  const ca = current.caData ?? (current.caFile ? readFileSync(current.caFile).toString('base64') : undefined);
+  const config = {
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'local', cluster: { server: current.server, 'certificate-authority-data': ca } }],
+    users: [{ name: serviceAccount, user: { token } }],
+    contexts: [{ name: serviceAccount, context: { cluster: 'local', user: serviceAccount, namespace: NAMESPACE } }],
+    'current-context': serviceAccount,
+  };
+  const path = join(scratch, `${serviceAccount}.kubeconfig`);
+  writeFileSync(path, dump(config), { mode: 0o600 });
+  return path;
+}
+
+interface Container {
+  env: { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[];
+  volumeMounts: { name: string; mountPath: string }[];
+}
+
+/** The only container of a Deployment of the installed release. */
+function containerOf(manifest: Rendered[], component: string): Container {
+  const deployment = manifest.find((o) => o.kind === 'Deployment' && o.metadata?.name === `aiem-ai-engine-manager-${component}`);
+  const spec = deployment?.['spec'] as { template: { spec: { containers: Container[] } } } | undefined;
+  const container = spec?.template.spec.containers[0];
+  if (container === undefined) throw new Error(`No ${component} Deployment in the release`);
+  return container;
+}
+
+/**
+ * The container's environment as a process here gets it: plain values as they are, the pod
+ * name from the downward API, `overrides` of what only makes sense inside a pod (listen
+ * addresses and ports, mounted files), and the kubeconfig in place of the pod's service account
+ * token. Nothing of this test's own environment leaks in.
+ */
+function processEnv(
+  container: Container,
+  podName: string,
+  kubeconfig: string,
+  overrides: Record<string, string>,
+): Record<string, string> {
+  const env: Record<string, string> = { PATH: process.env['PATH'] ?? '' };
+  for (const variable of container.env) {
+    if (variable.value !== undefined) env[variable.name] = variable.value;
+    else if (variable.valueFrom?.fieldRef?.fieldPath === 'metadata.name') env[variable.name] = podName;
+    else throw new Error(`Unexpected environment source of ${variable.name}: ${JSON.stringify(variable)}`);
+  }
+  for (const name of Object.keys(overrides)) if (!(name in env)) throw new Error(`The chart does not set ${name}`);
+  return { ...env, ...overrides, KUBECONFIG: kubeconfig };
+}
+
+async function restCall(
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; json: Record<string, unknown> }> {
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers: {
+      Authorization: `Bearer ${await identity().accessToken('admin')}`,
+      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return { status: response.status, json: (await response.json()) as Record<string, unknown> };
+}
+
+type Engine = KubernetesObject & { status?: { state?: string } };
+
+test('the gateway and operator, configured as the chart configures them and signed in as its ServiceAccounts, run an engine from creation to deletion', async () => {
+  const manifest = parseManifests(await helm(['get', 'manifest', RELEASE, '-n', NAMESPACE], { kubeconfig: cluster().kubeconfigPath }));
+  // The policy the gateway reads: the ConfigMap's file, at the path the chart points it to.
+  const gatewayContainer = containerOf(manifest, 'gateway');
+  const policyFile = gatewayContainer.env.find((e) => e.name === 'AIEM_POLICY_FILE')?.value ?? '';
+  const mount = gatewayContainer.volumeMounts.find((m) => policyFile.startsWith(`${m.mountPath}/`));
+  expect(mount?.name).toBe('policy');
+  const configMap = manifest.find((o) => o.kind === 'ConfigMap') as unknown as { data: Record<string, string> };
+  const localPolicy = join(scratch, 'policy.yaml');
+  writeFileSync(localPolicy, configMap.data[policyFile.slice((mount?.mountPath.length ?? 0) + 1)] ?? '');
+
+  const gateway = new ProductProcess(
+    'gateway',
+    'gateway/src/main.ts',
+    processEnv(gatewayContainer, 'aiem-ai-engine-manager-gateway-local', await serviceAccountKubeconfig(GATEWAY_SA), {
+      AIEM_HOST: '127.0.0.1',
+      AIEM_REST_PORT: '0',
+      AIEM_GRPC_PORT: '0',
+      AIEM_POLICY_FILE: localPolicy,
+    }),
+  );
+  processes.push(gateway);
+  const operator = new ProductProcess(
+    'operator',
+    'operator/src/main.ts',
+    processEnv(containerOf(manifest, 'operator'), OPERATOR_POD, await serviceAccountKubeconfig(OPERATOR_SA), {
+      AIEM_OPERATOR_HOST: '127.0.0.1',
+      AIEM_OPERATOR_PORT: '0',
+    }),
+  );
+  processes.push(operator);
+  const started = await gateway.waitForLog('Started gateway');
+  expect(started).toMatchObject({ namespace: NAMESPACE, version: '1.2.0' });
+  const base = String(started['restUrl']);
+  expect(await (await fetch(`${base}/readyz`)).text()).toBe('ok');
+  expect(await (await fetch(`${base}/version`)).json()).toEqual({ version: '1.2.0' });
+  await operator.waitForLog('leading; starting controllers');
+  const lease = await cluster()
+    .kubeConfig.makeApiClient(CoordinationV1Api)
+    .readNamespacedLease({ name: LEASE, namespace: NAMESPACE });
+  expect(lease.spec?.holderIdentity).toBe(OPERATOR_POD);
+
+  const rest = async (method: string, path: string, body?: unknown): Promise<Record<string, unknown>> => {
+    const { status, json } = await restCall(base, method, path, body);
+    if (status !== 200) throw new Error(`${method} ${path}: ${status} ${JSON.stringify(json)}\n${gateway.log()}`);
+    return json;
+  };
+  const numeric = (min: string, def: string, max: string | null = null): object => ({ min, default: def, max, cumulativeMax: null });
+  await rest('POST', '/v1/workspaces/global/daiEngineProfiles?daiEngineProfileId=standard', {
+    enabled: true,
+    cpuConstraint: numeric('1', '1', '8'),
+    gpuConstraint: numeric('0', '0', '4'),
+    memoryBytesConstraint: numeric(String(GIB), String(GIB)),
+    storageBytesConstraint: numeric(String(GIB), String(GIB), String(100 * GIB)),
+    nodeCountConstraint: numeric('1', '1', '1'),
+    maxIdleDurationConstraint: { min: '0s', default: '0s' },
+    maxRunningDurationConstraint: { min: '0s', default: '0s' },
+  });
+  await rest('POST', '/v1/workspaces/global/daiEngineVersions?daiEngineVersionId=1.10.6', { image: 'dai:1.10.6' });
+  const name = 'workspaces/team/daiEngines/e1';
+  const path = `/v1/${encodeURIComponent(name)}`;
+  const engines = `/apis/engine.h2o.ai/v1/namespaces/${NAMESPACE}/daiengines`;
+  const reaches = (state: string): Promise<Engine> =>
+    watchUntil<Engine>(cluster().kubeConfig, engines, (e) => e.object.status?.state === state, {
+      what: `${name} in ${state}`,
+      query: { fieldSelector: 'metadata.name=team.e1' },
+      timeoutMs: 60_000,
+    }).catch((error: unknown) => {
+      throw new Error(`${String(error)}\n${operator.log()}`);
+    });
+
+  // Running: the operator applied a StatefulSet, its Service and ConfigMap, and watched the pod.
+  await rest('POST', '/v1/workspaces/team/daiEngines?daiEngineId=e1', {
+    profile: 'workspaces/global/daiEngineProfiles/standard',
+    daiEngineVersion: 'workspaces/global/daiEngineVersions/1.10.6',
+  });
+  await reaches('STATE_RUNNING');
+  // Logs: the gateway lists the engine's pods and reads their (simulated) container logs.
+  const download = await rest('POST', `${path}:downloadLogs`, {});
+  const logs = Buffer.from((download['logs'] as { data?: string } | undefined)?.data ?? '', 'base64').toString();
+  expect(logs).toContain(DEFAULT_LOG_LINES[0]);
+  expect(logs).not.toMatch(/forbidden/i);
+  // Storage growth: the operator patches the data claim.
+  await watchUntil<KubernetesObject & { spec?: { resources?: { requests?: { storage?: string } } } }>(
+    cluster().kubeConfig,
+    `/api/v1/namespaces/${NAMESPACE}/persistentvolumeclaims`,
+    (e) => e.object.spec?.resources?.requests?.storage === String(2 * GIB),
+    {
+      what: 'the data claim grown to 2 GiB',
+      trigger: () => rest('POST', `${path}:resizeStorage`, { newStorageBytes: String(2 * GIB) }),
+    },
+  );
+  // Paused: the StatefulSet scaled to zero by apply, the pod gone.
+  await rest('POST', `${path}:pause`, {});
+  await reaches('STATE_PAUSED');
+  // Deleted: the operator deletes the workloads and the claim, then drops its finalizer.
+  await watchUntil<Engine>(cluster().kubeConfig, engines, (e) => e.type === 'DELETED', {
+    what: `${name} deleted`,
+    query: { fieldSelector: 'metadata.name=team.e1' },
+    timeoutMs: 60_000,
+    trigger: () => rest('DELETE', path),
+  }).catch((error: unknown) => {
+    throw new Error(`${String(error)}\n${operator.log()}`);
+  });
+  const left = JSON.parse(
+    await kubectl(['get', 'statefulsets,services,configmaps,persistentvolumeclaims', '-n', NAMESPACE, '-l', 'engine.h2o.ai/engine-kind', '-o', 'json']),
+  ) as { items: unknown[] };
+  expect(left.items).toEqual([]);
+  // Nothing was refused on the way.
+  expect([...gateway.lines, ...operator.lines].filter((line) => /forbidden/i.test(line))).toEqual([]);
+  await gateway.stop();
+  await operator.stop();
+}, 240_000);
+
+test('helm upgrade applies changed values: a second gateway replica becomes Available', async () => {
+  await helm(
+    [
+      'upgrade',
+      RELEASE,
+      CHART,
+      '--namespace',
+      NAMESPACE,
+      '-f',
+      valuesFile({ ...releaseValues(), gateway: { replicas: 2 } }),
+      '--wait',
+      '--timeout',
+      '3m',
+    ],
+    { kubeconfig: cluster().kubeconfigPath },
+  );
+  const deployment = JSON.parse(
+    await kubectl(['get', 'deployment', GATEWAY_SA, '-n', NAMESPACE, '-o', 'json']),
+  ) as { status: { availableReplicas?: number } };
+  expect(deployment.status.availableReplicas).toBe(2);
+});
+
+test('helm uninstall removes the workloads, Services, RBAC, ServiceAccounts and policy, and keeps the CRDs', async () => {
+  await helm(['uninstall', RELEASE, '--namespace', NAMESPACE, '--wait', '--timeout', '2m'], {
+    kubeconfig: cluster().kubeconfigPath,
+  });
+  await kubectl(['wait', '--for=delete', 'pod', '-l', INSTANCE, '-n', NAMESPACE, '--timeout=60s']);
+  const left = JSON.parse(
+    await kubectl(['get', 'deployments,replicasets,pods,services,serviceaccounts,roles,rolebindings,configmaps', '-l', INSTANCE, '-n', NAMESPACE, '-o', 'json']),
+  ) as { items: unknown[] };
+  expect(left.items).toEqual([]);
+  const crds = JSON.parse(await kubectl(['get', 'crd', '-l', INSTANCE, '-o', 'json'])) as { items: unknown[] };
+  expect(crds.items).toHaveLength(9);
+});

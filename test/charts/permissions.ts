@@ -1,0 +1,205 @@
+/**
+ * What each process asks of the Kubernetes API, derived from its sources: every call of a
+ * client-node API method found in them maps to the RBAC permissions it needs. A call the table
+ * does not know fails the chart tests, so a new call cannot ship without its permission.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import * as k8s from '@kubernetes/client-node';
+import { ROOT } from './helm.ts';
+
+/** `verb` on `resource` (`plural` or `plural/subresource`) of API `group`, or on one object by name. */
+export interface Permission {
+  group: string;
+  resource: string;
+  verb: string;
+  name?: string;
+}
+
+/** A stable text form: `verb resource.group[/name]`. */
+export function permissionKey(p: Permission): string {
+  const [plural = '', subresource] = p.resource.split('/');
+  const resource = p.group === '' ? plural : `${plural}.${p.group}`;
+  return `${p.verb} ${resource}${subresource === undefined ? '' : `/${subresource}`}${p.name === undefined ? '' : ` name=${p.name}`}`;
+}
+
+const GROUP = 'engine.h2o.ai';
+/** The nine kinds the gateway stores, and the three the operator runs. */
+export const ALL_KINDS = [
+  'daiengines',
+  'h2oengines',
+  'notebookengines',
+  'daiengineprofiles',
+  'h2oengineprofiles',
+  'notebookengineprofiles',
+  'daiengineversions',
+  'h2oengineversions',
+  'notebookengineimages',
+] as const;
+export const ENGINE_KINDS = ['daiengines', 'h2oengines', 'notebookengines'] as const;
+/** The operator's leader-election Lease (operator/src/main.ts). */
+export const LEASE = 'ai-engine-manager-operator';
+
+const on = (
+  group: string,
+  resources: readonly string[],
+  verbs: readonly string[],
+  name?: string,
+): Permission[] =>
+  resources.flatMap((resource) =>
+    verbs.map((verb) => ({ group, resource, verb, ...(name === undefined ? {} : { name }) })),
+  );
+
+type Table = Readonly<Record<string, Permission[]>>;
+
+/**
+ * gateway/src/store/: the API's resources as custom resources of every kind (store.ts), and
+ * engines' pod logs through the pod log API (pod-logs.ts).
+ */
+const GATEWAY_CALLS: Table = {
+  createNamespacedCustomObject: on(GROUP, ALL_KINDS, ['create']),
+  getNamespacedCustomObject: on(GROUP, ALL_KINDS, ['get']),
+  listNamespacedCustomObject: on(GROUP, ALL_KINDS, ['list']),
+  replaceNamespacedCustomObject: on(GROUP, ALL_KINDS, ['update']),
+  patchNamespacedCustomObject: on(GROUP, ALL_KINDS, ['patch']),
+  patchNamespacedCustomObjectStatus: on(
+    GROUP,
+    ALL_KINDS.map((k) => `${k}/status`),
+    ['patch'],
+  ),
+  deleteNamespacedCustomObject: on(GROUP, ALL_KINDS, ['delete']),
+  listNamespacedPod: on('', ['pods'], ['list']),
+  readNamespacedPodLog: on('', ['pods/log'], ['get']),
+};
+
+/**
+ * operator/src: the list calls feed informers (operator.ts), which also watch; the Lease calls
+ * name the one Lease.
+ */
+const OPERATOR_CALLS: Table = {
+  getNamespacedCustomObject: on(GROUP, ENGINE_KINDS, ['get']),
+  listNamespacedCustomObject: on(GROUP, ENGINE_KINDS, ['list', 'watch']),
+  patchNamespacedCustomObject: on(GROUP, ENGINE_KINDS, ['patch']),
+  patchNamespacedCustomObjectStatus: on(
+    GROUP,
+    ENGINE_KINDS.map((k) => `${k}/status`),
+    ['patch'],
+  ),
+  readNamespacedStatefulSet: on('apps', ['statefulsets'], ['get']),
+  listNamespacedStatefulSet: on('apps', ['statefulsets'], ['list', 'watch']),
+  deleteNamespacedStatefulSet: on('apps', ['statefulsets'], ['delete']),
+  deleteNamespacedService: on('', ['services'], ['delete']),
+  deleteNamespacedConfigMap: on('', ['configmaps'], ['delete']),
+  listNamespacedPod: on('', ['pods'], ['list', 'watch']),
+  deleteNamespacedPod: on('', ['pods'], ['delete']),
+  listNamespacedPersistentVolumeClaim: on('', ['persistentvolumeclaims'], ['list', 'watch']),
+  patchNamespacedPersistentVolumeClaim: on('', ['persistentvolumeclaims'], ['patch']),
+  deleteNamespacedPersistentVolumeClaim: on('', ['persistentvolumeclaims'], ['delete']),
+  readNamespacedLease: on('coordination.k8s.io', ['leases'], ['get'], LEASE),
+  replaceNamespacedLease: on('coordination.k8s.io', ['leases'], ['update'], LEASE),
+  createNamespacedLease: on('coordination.k8s.io', ['leases'], ['create']),
+  // KubeClient.podLog: nothing in the operator calls it (checked by the chart tests).
+  readNamespacedPodLog: [],
+};
+
+/**
+ * What the operator needs beyond single calls: server-side apply (KubernetesObjectApi.patch)
+ * of the desired ConfigMap, Service and StatefulSet creates them when missing, and their owner
+ * references with blockOwnerDeletion need the right to update the engine's finalizers where
+ * the OwnerReferencesPermissionEnforcement admission plugin runs.
+ */
+const OPERATOR_APPLY: Permission[] = [
+  ...on('', ['configmaps', 'services'], ['create', 'patch']),
+  ...on('apps', ['statefulsets'], ['create', 'patch']),
+  ...on(
+    GROUP,
+    ENGINE_KINDS.map((k) => `${k}/finalizers`),
+    ['update'],
+  ),
+];
+
+/** Every method of client-node's typed API classes (the generic KubernetesObjectApi aside). */
+function apiMethodNames(): Set<string> {
+  const names = new Set<string>();
+  for (const [exported, value] of Object.entries(k8s)) {
+    if (!exported.endsWith('Api') || exported === 'KubernetesObjectApi' || typeof value !== 'function') continue;
+    const prototype = (value as { prototype?: object }).prototype;
+    if (prototype === undefined) continue;
+    for (const name of Object.getOwnPropertyNames(prototype)) if (name !== 'constructor') names.add(name);
+  }
+  return names;
+}
+
+/** The production sources under these folders (no tests). */
+export function sources(folders: readonly string[]): Map<string, string> {
+  const files = new Map<string, string>();
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts'))
+        files.set(relative(ROOT, path), readFileSync(path, 'utf8'));
+    }
+  };
+  for (const folder of folders) walk(join(ROOT, folder));
+  return files;
+}
+
+/** What one process needs, and any API call found that the table does not know. */
+export interface Needs {
+  permissions: Permission[];
+  /** `file: method` of calls without an entry in the table. */
+  unknown: string[];
+  /** The API methods found in the sources. */
+  calls: string[];
+}
+
+function needsOf(folders: readonly string[], table: Table, extra: Permission[]): Needs {
+  const api = apiMethodNames();
+  const calls = new Set<string>();
+  const unknown: string[] = [];
+  for (const [file, text] of sources(folders)) {
+    for (const match of text.matchAll(/\.(\w+)\(/g)) {
+      const method = match[1] ?? '';
+      if (!api.has(method)) continue;
+      calls.add(method);
+      if (!(method in table)) unknown.push(`${file}: ${method}`);
+    }
+  }
+  const permissions = [...calls].flatMap((method) => table[method] ?? []);
+  const unique = new Map([...permissions, ...extra].map((p) => [permissionKey(p), p]));
+  return { permissions: [...unique.values()], unknown, calls: [...calls].sort() };
+}
+
+/** What the gateway process calls (gateway/src and shared/). */
+export function gatewayNeeds(): Needs {
+  return needsOf(['gateway/src', 'shared'], GATEWAY_CALLS, []);
+}
+
+/** What the operator process calls (operator/src and shared/). */
+export function operatorNeeds(): Needs {
+  return needsOf(['operator/src', 'shared'], OPERATOR_CALLS, OPERATOR_APPLY);
+}
+
+/** A Role's rule as rendered. */
+interface Rule {
+  apiGroups?: string[];
+  resources?: string[];
+  resourceNames?: string[];
+  verbs?: string[];
+}
+
+/** Every permission a Role's rules grant, one per group, resource, verb and name. */
+export function granted(role: Readonly<Record<string, unknown>>): Permission[] {
+  return ((role['rules'] ?? []) as Rule[]).flatMap((rule) =>
+    (rule.apiGroups ?? []).flatMap((group) =>
+      (rule.resources ?? []).flatMap((resource) =>
+        (rule.verbs ?? []).flatMap((verb) =>
+          rule.resourceNames === undefined
+            ? [{ group, resource, verb }]
+            : rule.resourceNames.map((name) => ({ group, resource, verb, name })),
+        ),
+      ),
+    ),
+  );
+}
