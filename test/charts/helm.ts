@@ -4,7 +4,7 @@
  * temporary folder per process, never to the user's home.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +19,10 @@ export const CHART = join(ROOT, 'charts', 'ai-engine-manager');
 export const MINIMAL_VALUES = { oidc: { issuerUrl: 'https://issuer.example.com/realms/platform' } };
 
 const home = mkdtempSync(join(tmpdir(), 'aiem-helm-'));
+// Imported only by test files: the folder goes when the importing file's tests are done.
+afterAll(() => {
+  rmSync(home, { recursive: true, force: true });
+});
 
 /** A helm command that exited non-zero; `stderr` holds helm's message. */
 export class HelmError extends Error {
