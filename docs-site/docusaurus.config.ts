@@ -86,7 +86,22 @@ const config: Config = {
   clientModules: ['./src/client/html-endings.ts'],
   // Rspack and SWC instead of webpack and Babel: the build is several times faster. Faster's
   // parallel page rendering needs the one v4 flag below; the other v4 flags stay off.
-  future: { faster: true, v4: { removeLegacyPostBuildHeadAttribute: true } },
+  future: {
+    faster: {
+      swcJsLoader: true,
+      swcJsMinimizer: true,
+      swcHtmlMinimizer: true,
+      lightningCssMinimizer: true,
+      mdxCrossCompilerCache: true,
+      rspackBundler: true,
+      // Warning: Rspack's cache in node_modules/.cache outlived changes to the site's own
+      // plugins and served stale modules; every build starts clean instead.
+      rspackPersistentCache: false,
+      ssgWorkerThreads: true,
+      gitEagerVcs: true,
+    },
+    v4: { removeLegacyPostBuildHeadAttribute: true },
+  },
   headTags: [
     {
       // Pages may only show images the site ships; a third-party image would be a request to
@@ -112,7 +127,8 @@ const config: Config = {
     ],
   ],
   themes: [
-    // Redoc, as redocusaurus sets it up; its plugin is added below (src/plugins/api-reference.ts).
+    // Redoc, as redocusaurus sets it up (its plugin is added below), through the wrapper in
+    // src/plugins/api-reference-theme.ts.
     ['docusaurus-theme-redoc', { id: REDOC_THEME, primaryColor: '#1a5fb4' }],
     ...(algolia ? [] : [localSearch]),
   ],
@@ -149,10 +165,13 @@ const config: Config = {
       links: footerLinks,
       copyright: `AI Engine Manager ${productVersion} · Apache License 2.0`,
     },
+    // Warning: no `additionalLanguages` (bash and the like render as plain text). Redoc's theme
+    // makes the bundler hand every Prism language file the `prismjs` package instead of the
+    // code blocks' Prism, so an extra language made the server and the browser highlight
+    // code blocks differently, and React rendered every page with code a second time.
     prism: {
       theme: prismThemes.github,
       darkTheme: prismThemes.dracula,
-      additionalLanguages: ['bash'],
     },
     ...(algolia && { algolia }),
   } satisfies Preset.ThemeConfig,
