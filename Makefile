@@ -178,7 +178,11 @@ docs-serve: docs-site/build/index.html ## Serve the built docs site at http://12
 ##@ Benchmarks
 
 .PHONY: bench
-bench: bench-docs ## Run every benchmark
+bench: bench-api bench-docs ## Run every benchmark
+
+.PHONY: bench-api
+bench-api: deps ## The gateway and the operator against the Kubernetes API alone (ratios, same run)
+	$(NODE) scripts/bench-api.ts
 
 .PHONY: bench-docs
 bench-docs: apt-packages docs ## Lighthouse scores of the docs site's home page and a guide page

@@ -119,6 +119,14 @@ function outside(field: string, got: string, range: string): FieldViolation {
  * (maxRunningEngines), and each resource's cumulative total (cumulativeMax). `undefined` when
  * it fits.
  */
+/** Whether the profile caps its users' running engines at all (a count or a cumulative maximum). */
+export function hasCaps(profile: ProfileConstraints & { maxRunningEngines?: number | undefined }): boolean {
+  return (
+    profile.maxRunningEngines !== undefined ||
+    NUMERIC.some(({ field }) => profile[`${field}Constraint`]?.cumulativeMax !== undefined)
+  );
+}
+
 export function quotaProblem(
   running: readonly EngineSettings[],
   candidate: EngineSettings,

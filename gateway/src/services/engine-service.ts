@@ -17,6 +17,7 @@ import { Code } from '../errors/code.ts';
 import { MESSAGES } from '../gen/messages.ts';
 import {
   applyConstraints,
+  hasCaps,
   quotaProblem,
   type EngineSettings,
   type ProfileConstraints,
@@ -263,6 +264,8 @@ export class EngineStore {
    * time, so concurrent creates and resumes cannot overrun the caps together.
    */
   async withinQuota<T>(engine: Engine, profile: Profile, write: () => Promise<T>): Promise<T> {
+    // Without caps there is nothing to count, nor to serialise: creates run side by side.
+    if (!hasCaps(profile)) return write();
     const workspace = this.workspaceOf(engine.name);
     const key = `${workspace}/${engine.creator}/${profile.name}`;
     return this.quotaLock.run(key, async () => {

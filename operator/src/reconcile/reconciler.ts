@@ -25,7 +25,7 @@ import { specText, type EngineKind, type EngineResource, type Settings } from '.
 import { statusCode, type KubeClient } from '../kube/client.ts';
 import type { ReconcileResult } from '../runtime/controller.ts';
 import { REASONS } from './conditions.ts';
-import { changedFields, planStatus } from './status.ts';
+import { fieldsToWrite, planStatus } from './status.ts';
 import { parseStorageQuantity } from '../../../shared/quantity.ts';
 
 export const FINALIZER = `${GROUP}/cleanup`;
@@ -175,7 +175,7 @@ export class EngineReconciler {
         metadata: { annotations: { [STOP_REASON_ANNOTATION]: null } },
       });
     }
-    const changed = changedFields(engine.status, plan.status);
+    const changed = fieldsToWrite(engine.status, plan.status);
     if (Object.keys(changed).length > 0)
       await kube.patchEngineStatus(kind.plural, engine.metadata.name, changed);
     return plan.requeueAfterMs === undefined ? undefined : { requeueAfterMs: plan.requeueAfterMs };

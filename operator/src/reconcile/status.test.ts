@@ -2,7 +2,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { daiEngineKind } from '../kinds/dai-engine.ts';
 import type { EngineResource } from '../kinds/kind.ts';
 import { notebookEngineKind } from '../kinds/notebook-engine.ts';
-import { changedFields, DURATION_REFRESH_MS, planStatus } from './status.ts';
+import { changedFields, DURATION_REFRESH_MS, fieldsToWrite, planStatus } from './status.ts';
 
 const NOW = new Date('2026-01-01T01:00:00Z');
 const readyPod: V1Pod = { status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] } };
@@ -128,6 +128,32 @@ describe('planStatus()', () => {
     }).status;
     expect(healthy).toMatchObject({ failureReason: 'FAILURE_REASON_UNSPECIFIED', storageResizing: true });
     expect(healthy).not.toHaveProperty('apiUrl');
+  });
+});
+
+describe('fieldsToWrite()', () => {
+  test('leaves durations that moved less than the refresh interval for the next refresh', () => {
+    const current = { state: 'STATE_RUNNING', currentIdleDuration: '60s', currentRunningDuration: '60s' };
+    expect(
+      fieldsToWrite(current, { ...current, currentIdleDuration: '61s', currentRunningDuration: '61s' }),
+    ).toEqual({});
+    expect(fieldsToWrite(current, { ...current, currentRunningDuration: '90s' })).toEqual({
+      currentRunningDuration: '90s',
+    });
+  });
+
+  test('writes durations along with any other change', () => {
+    const current = { state: 'STATE_STARTING', currentRunningDuration: '60s' };
+    expect(fieldsToWrite(current, { state: 'STATE_RUNNING', currentRunningDuration: '61s' })).toEqual({
+      state: 'STATE_RUNNING',
+      currentRunningDuration: '61s',
+    });
+  });
+
+  test('writes durations reset to zero when an engine stops', () => {
+    expect(fieldsToWrite({ currentRunningDuration: '3600s' }, { currentRunningDuration: '0s' })).toEqual({
+      currentRunningDuration: '0s',
+    });
   });
 });
 

@@ -203,6 +203,27 @@ export function planStatus(input: StatusInput): StatusPlan {
   };
 }
 
+const DURATION_FIELDS = ['currentIdleDuration', 'currentRunningDuration'];
+
+/**
+ * The fields of `status` worth writing: those whose values differ from the engine's current
+ * status, except when only the running durations moved by less than the refresh interval. Each
+ * status write wakes the engine's own watch, so writing durations on every reconcile would keep
+ * every running engine reconciling non-stop; they are refreshed every DURATION_REFRESH_MS instead.
+ */
+export function fieldsToWrite(
+  current: Readonly<Record<string, unknown>> | undefined,
+  status: Readonly<Record<string, unknown>>,
+): Record<string, unknown> {
+  const changed = changedFields(current, status);
+  const keys = Object.keys(changed);
+  const onlyDurations = keys.length > 0 && keys.every((key) => DURATION_FIELDS.includes(key));
+  if (!onlyDurations) return changed;
+  const drift = (key: string): number =>
+    Math.abs((durationMs(status[key]) ?? 0) - (durationMs(current?.[key]) ?? 0));
+  return keys.some((key) => drift(key) >= DURATION_REFRESH_MS) ? changed : {};
+}
+
 /** The fields of `status` whose values differ from the engine's current status. */
 export function changedFields(
   current: Readonly<Record<string, unknown>> | undefined,

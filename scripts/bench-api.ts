@@ -1,0 +1,235 @@
+/**
+ * `make bench-api`: the gateway and the operator measured against the Kubernetes API they stand
+ * on, in the same run on the same machine, so the figures are ratios that hold on any machine:
+ *
+ * - GET of one engine over REST (token verified, permission checked, converted to JSON) against
+ *   GET of its custom resource straight from the kube-apiserver;
+ * - a list of 500 engines over REST (one page, filtered by owner) against the apiserver's list;
+ * - 40 DAI engines created through the API until all are RUNNING under the operator, against 40
+ *   StatefulSets applied straight to the cluster until all their pods are ready (the floor the
+ *   cluster itself sets).
+ *
+ * Prints a table; README records a run.
+ */
+import { performance } from 'node:perf_hooks';
+import { AppsV1Api, CoreV1Api, CustomObjectsApi, type V1StatefulSet } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { authFromEnvironment } from '../gateway/src/auth/config.ts';
+import { startGateway } from '../gateway/src/gateway.ts';
+import { apiHandlers } from '../gateway/src/services/api.ts';
+import { ResourceStore } from '../gateway/src/store/store.ts';
+import { startOperator } from '../operator/src/operator.ts';
+import { startCluster } from '../test/cluster/cluster.ts';
+import { watchUntil } from '../test/helpers/watch.ts';
+import { startLocalIdentity } from '../test/identity/local-identity.ts';
+
+const NAMESPACE = 'bench';
+const ENGINES_LISTED = 500;
+// Each engine asks for 1 CPU; the simulated CPU nodes hold 48.
+const ENGINES_STARTED = 40;
+const ROUNDS = 300;
+
+const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+};
+
+async function timed(rounds: number, call: () => Promise<unknown>): Promise<number> {
+  for (let i = 0; i < 20; i++) await call(); // warm-up: connections, caches, JIT
+  const times: number[] = [];
+  for (let i = 0; i < rounds; i++) {
+    const start = performance.now();
+    await call();
+    times.push(performance.now() - start);
+  }
+  return median(times);
+}
+
+const cluster = await startCluster({ log: () => undefined });
+const rows: [string, string, string, string][] = [];
+try {
+  await cluster.kubectl(['apply', '-f', 'crds']);
+  await cluster.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
+  const core = cluster.kubeConfig.makeApiClient(CoreV1Api);
+  await core.createNamespace({ body: { metadata: { name: NAMESPACE } } });
+  const identity = await startLocalIdentity({ host: '127.0.0.1', port: 0, accessTokenTtlSeconds: 3600 });
+  const auth = authFromEnvironment({ ...process.env, ...identity.environment });
+  const store = new ResourceStore(cluster.kubeConfig, NAMESPACE);
+  const gateway = await startGateway({
+    host: '127.0.0.1',
+    restPort: 0,
+    grpcPort: 0,
+    handlers: apiHandlers({ store, authorizer: auth.authorizer, publicUrl: 'http://127.0.0.1' }),
+    authenticate: auth.authenticate,
+    version: 'bench',
+  });
+  const as = (who: string) => ({
+    authorization: `Bearer ${identity.users[who]?.accessToken ?? ''}`,
+    'content-type': 'application/json',
+  });
+  const rest = async (method: string, path: string, who: string, body?: unknown): Promise<unknown> => {
+    const response = await fetch(`${gateway.restUrl}${path}`, {
+      method,
+      headers: as(who),
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
+    return response.json();
+  };
+  const numeric = (min: string, def: string, max: string | null = null) => ({ min, default: def, max });
+  await rest('POST', '/v1/workspaces/global/daiEngineProfiles?daiEngineProfileId=p', 'admin', {
+    enabled: true,
+    cpuConstraint: numeric('1', '1', '8'),
+    gpuConstraint: numeric('0', '0'),
+    memoryBytesConstraint: numeric('1', '1073741824'),
+    storageBytesConstraint: numeric('1', '1073741824'),
+    maxIdleDurationConstraint: { min: '0s', default: '0s' },
+    maxRunningDurationConstraint: { min: '0s', default: '0s' },
+  });
+  await rest('POST', '/v1/workspaces/global/daiEngineVersions?daiEngineVersionId=1.10.6', 'admin', {
+    image: 'dai',
+  });
+  const body = {
+    profile: 'workspaces/global/daiEngineProfiles/p',
+    daiEngineVersion: 'workspaces/global/daiEngineVersions/1.10.6',
+  };
+  // Engines recorded but not started (no operator yet): what the read benchmarks read.
+  for (let i = 0; i < ENGINES_LISTED; i += 25)
+    await Promise.all(
+      Array.from({ length: 25 }, (_, j) =>
+        rest('POST', `/v1/workspaces/w/daiEngines?daiEngineId=e${i + j}`, 'alice', body),
+      ),
+    );
+  const custom = cluster.kubeConfig.makeApiClient(CustomObjectsApi);
+  const target = { group: 'engine.h2o.ai', version: 'v1', namespace: NAMESPACE, plural: 'daiengines' };
+
+  const restGet = await timed(ROUNDS, () =>
+    rest('GET', `/v1/${encodeURIComponent('workspaces/w/daiEngines/e7')}`, 'alice'),
+  );
+  const kubeGet = await timed(ROUNDS, () => custom.getNamespacedCustomObject({ ...target, name: 'w.e7' }));
+  rows.push([
+    'GET one engine',
+    `${restGet.toFixed(2)} ms`,
+    `${kubeGet.toFixed(2)} ms`,
+    (restGet / kubeGet).toFixed(2),
+  ]);
+
+  const restList = await timed(30, () =>
+    rest('GET', `/v1/workspaces/w/daiEngines?pageSize=${ENGINES_LISTED}`, 'alice'),
+  );
+  const kubeList = await timed(30, () => custom.listNamespacedCustomObject(target));
+  rows.push([
+    `list ${ENGINES_LISTED} engines`,
+    `${restList.toFixed(1)} ms`,
+    `${kubeList.toFixed(1)} ms`,
+    (restList / kubeList).toFixed(2),
+  ]);
+
+  // The cluster's own floor: bare StatefulSets of one pod and one claim, applied directly.
+  const apps = cluster.kubeConfig.makeApiClient(AppsV1Api);
+  const bare = (i: number): V1StatefulSet => ({
+    metadata: { name: `bare-${i}`, namespace: NAMESPACE, labels: { bench: 'bare' } },
+    spec: {
+      replicas: 1,
+      serviceName: `bare-${i}`,
+      selector: { matchLabels: { bare: String(i) } },
+      template: {
+        metadata: { labels: { bare: String(i) } },
+        spec: { containers: [{ name: 'c', image: 'dai' }] },
+      },
+      volumeClaimTemplates: [
+        {
+          metadata: { name: 'data' },
+          spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+        },
+      ],
+    },
+  });
+  const allReady = (count: number): Promise<unknown> => {
+    const ready = new Set<string>();
+    return watchUntil<V1StatefulSet>(
+      cluster.kubeConfig,
+      `/apis/apps/v1/namespaces/${NAMESPACE}/statefulsets`,
+      (e) => {
+        if ((e.object.status?.readyReplicas ?? 0) >= 1) ready.add(e.object.metadata?.name ?? '');
+        return ready.size >= count;
+      },
+      { what: `${count} ready StatefulSets`, query: { labelSelector: 'bench=bare' }, timeoutMs: 300_000 },
+    );
+  };
+  let start = performance.now();
+  const bareReady = allReady(ENGINES_STARTED);
+  await Promise.all(
+    Array.from({ length: ENGINES_STARTED }, (_, i) =>
+      apps.createNamespacedStatefulSet({ namespace: NAMESPACE, body: bare(i) }),
+    ),
+  );
+  await bareReady;
+  const bareMs = performance.now() - start;
+
+  await custom.deleteCollectionNamespacedCustomObject({ ...target });
+  const operator = await startOperator({
+    kubeConfig: cluster.kubeConfig,
+    namespace: NAMESPACE,
+    settings: { publicUrl: 'http://127.0.0.1' },
+    log: pino({ level: 'silent' }),
+    workers: Number(process.env['AIEM_OPERATOR_WORKERS'] ?? 4),
+  });
+  const running = new Set<string>();
+  const allRunning = watchUntil<{ metadata?: { name?: string }; status?: { state?: string } }>(
+    cluster.kubeConfig,
+    `/apis/engine.h2o.ai/v1/namespaces/${NAMESPACE}/daiengines`,
+    (e) => {
+      if (e.object.status?.state === 'STATE_RUNNING') running.add(e.object.metadata?.name ?? '');
+      return running.size >= ENGINES_STARTED;
+    },
+    { what: `${ENGINES_STARTED} running engines`, timeoutMs: 300_000 },
+  );
+  start = performance.now();
+  await Promise.all(
+    Array.from({ length: ENGINES_STARTED }, (_, i) =>
+      rest('POST', `/v1/workspaces/run/daiEngines?daiEngineId=r${i}`, 'alice', body),
+    ),
+  );
+  const createdMs = performance.now() - start;
+  await allRunning;
+  const engineMs = performance.now() - start;
+  // The same number of engine objects written straight to the apiserver, for the creates alone.
+  const object = (i: number): object => ({
+    apiVersion: 'engine.h2o.ai/v1',
+    kind: 'DAIEngine',
+    metadata: {
+      name: `raw.r${i}`,
+      labels: { 'engine.h2o.ai/workspace': 'raw', 'engine.h2o.ai/id': `r${i}` },
+    },
+    spec: { ...body, paused: true },
+  });
+  start = performance.now();
+  await Promise.all(
+    Array.from({ length: ENGINES_STARTED }, (_, i) =>
+      custom.createNamespacedCustomObject({ ...target, body: object(i) }),
+    ),
+  );
+  const rawCreatedMs = performance.now() - start;
+  rows.push([
+    `${ENGINES_STARTED} engine creates at once`,
+    `${createdMs.toFixed(0)} ms`,
+    `${rawCreatedMs.toFixed(0)} ms`,
+    (createdMs / rawCreatedMs).toFixed(2),
+  ]);
+  rows.push([
+    `${ENGINES_STARTED} engines to RUNNING`,
+    `${(engineMs / 1000).toFixed(1)} s`,
+    `${(bareMs / 1000).toFixed(1)} s`,
+    (engineMs / bareMs).toFixed(2),
+  ]);
+  await operator.stop();
+  await gateway.stop();
+  auth.close();
+  await identity.provider.stop();
+} finally {
+  await cluster.stop();
+}
+
+console.log('\n| measure | AI Engine Manager | Kubernetes alone | ratio |\n| --- | --- | --- | --- |');
+for (const row of rows) console.log(`| ${row.join(' | ')} |`);
