@@ -125,6 +125,7 @@ export interface DAIEngine {
   /**
    * How long the engine may be idle before it is paused automatically. Unset takes the profile's
    * default.
+   * "0s" means no limit.
    */
   maxIdleDuration?:
     | Duration
@@ -132,17 +133,25 @@ export interface DAIEngine {
   /**
    * How long the engine may run before it is paused automatically. Unset takes the profile's
    * default.
+   * "0s" means no limit.
    */
   maxRunningDuration?:
     | Duration
     | undefined;
   /** Whether a newer DAI version is available for this engine. */
   upgradeAvailable: boolean;
-  /** How long the engine has been idle; unset when it is not running. */
+  /**
+   * How long the engine has been idle: since the latest user activity the engine or the API
+   * reported (annotation engine.h2o.ai/last-activity-time), or since it last started if later.
+   * "0s" when it is not running. Refreshed at least every 30 seconds.
+   */
   currentIdleDuration?:
     | Duration
     | undefined;
-  /** How long the engine has been running since it last started; unset when it is not running. */
+  /**
+   * How long the engine has been running since it last started (created or resumed); "0s" when
+   * it is not running. Refreshed at least every 30 seconds.
+   */
   currentRunningDuration?:
     | Duration
     | undefined;

@@ -97,6 +97,7 @@ export interface H2OEngine {
   /**
    * How long the engine may be idle before it is terminated automatically. Unset takes the
    * profile's default.
+   * "0s" means no limit.
    */
   maxIdleDuration?:
     | Duration
@@ -104,15 +105,23 @@ export interface H2OEngine {
   /**
    * How long the engine may run before it is terminated automatically. Unset takes the profile's
    * default.
+   * "0s" means no limit.
    */
   maxRunningDuration?:
     | Duration
     | undefined;
-  /** How long the engine has been idle; unset when it is not running. */
+  /**
+   * How long the engine has been idle: since the latest user activity the engine or the API
+   * reported (annotation engine.h2o.ai/last-activity-time), or since it last started if later.
+   * "0s" when it is not running. Refreshed at least every 30 seconds.
+   */
   currentIdleDuration?:
     | Duration
     | undefined;
-  /** How long the engine has been running since it last started; unset when it is not running. */
+  /**
+   * How long the engine has been running since it last started (created or resumed); "0s" when
+   * it is not running. Refreshed at least every 30 seconds.
+   */
   currentRunningDuration?:
     | Duration
     | undefined;

@@ -151,7 +151,12 @@ export interface H2OEngineServiceDownloadLogsRequest {
 
 /** The logs of an H2O engine. */
 export interface H2OEngineServiceDownloadLogsResponse {
-  /** The logs as a text/plain body. */
+  /**
+   * The logs as a text/plain body: the logs of every container of every pod of the engine, read
+   * through the Kubernetes pod log API, each under a line naming its pod and container, pods in
+   * order; at most the newest 10,000 lines and 1 MiB per container and 3 MiB in all, with a note
+   * where a log was cut. Empty when the engine has no pods (paused or terminated).
+   */
   logs?: HttpBody | undefined;
 }
 
