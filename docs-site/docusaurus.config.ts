@@ -9,9 +9,9 @@
  *   chunk load (never set for a published build).
  */
 import { readFileSync } from 'node:fs';
-import { themes as prismThemes } from 'prism-react-renderer';
 import type { Config, PluginConfig } from '@docusaurus/types';
 import type * as Preset from '@docusaurus/preset-classic';
+import { darkCodeTheme, lightCodeTheme } from './src/code-theme';
 import { footerLinks, navbarItems } from './src/site-links';
 
 /** The product release these pages describe: the root package's version. */
@@ -170,8 +170,8 @@ const config: Config = {
     // code blocks' Prism, so an extra language made the server and the browser highlight
     // code blocks differently, and React rendered every page with code a second time.
     prism: {
-      theme: prismThemes.github,
-      darkTheme: prismThemes.dracula,
+      theme: lightCodeTheme,
+      darkTheme: darkCodeTheme,
     },
     ...(algolia && { algolia }),
   } satisfies Preset.ThemeConfig,

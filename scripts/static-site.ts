@@ -2,13 +2,15 @@
  * A small static file server for the built documentation site, as a plain web host serves it:
  * files as they are, a folder's index.html, and 404.html with status 404 for anything else.
  * It never rewrites `.html` endings (the site itself treats `x.html` and `x/index.html` as `x`,
- * and the browser tests check exactly that), and answers only under its mount path.
+ * and the browser tests check exactly that), and answers only under its mount path. Text is
+ * sent gzip-compressed to clients that accept it, as web hosts do.
  */
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { extname, join, resolve, sep } from 'node:path';
+import { createGzip } from 'node:zlib';
 
 /** A running server. */
 export interface StaticSite {
@@ -67,11 +69,19 @@ async function fileFor(root: string, relativePath: string): Promise<string | und
   return (await isFile(index)) ? index : undefined;
 }
 
-function send(response: ServerResponse, status: number, file: string): void {
+const COMPRESSIBLE = new Set(['.html', '.js', '.css', '.json', '.xml', '.yaml', '.svg', '.txt']);
+
+function send(request: IncomingMessage, response: ServerResponse, status: number, file: string): void {
+  const type = CONTENT_TYPES[extname(file)] ?? 'application/octet-stream';
+  const gzip = COMPRESSIBLE.has(extname(file)) && /\bgzip\b/.test(request.headers['accept-encoding'] ?? '');
   response.writeHead(status, {
-    'content-type': CONTENT_TYPES[extname(file)] ?? 'application/octet-stream',
+    'content-type': type,
+    vary: 'accept-encoding',
+    ...(gzip && { 'content-encoding': 'gzip' }),
   });
-  createReadStream(file).pipe(response);
+  const body = createReadStream(file);
+  if (gzip) body.pipe(createGzip()).pipe(response);
+  else body.pipe(response);
 }
 
 /** Starts serving; resolves once the server listens. */
@@ -82,8 +92,8 @@ export async function serveStaticSite(options: StaticSiteOptions): Promise<Stati
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     const pathname = new URL(request.url ?? '/', 'http://localhost').pathname;
     const file = pathname.startsWith(mount) ? await fileFor(root, pathname.slice(mount.length)) : undefined;
-    if (file) send(response, 200, file);
-    else if (await isFile(notFound)) send(response, 404, notFound);
+    if (file) send(request, response, 200, file);
+    else if (await isFile(notFound)) send(request, response, 404, notFound);
     else response.writeHead(404).end();
   };
   const server = createServer((request, response) => {
