@@ -12,40 +12,29 @@ import {
   type KubernetesObject,
   type V1Pod,
 } from '@kubernetes/client-node';
-import { useApiServer, type RestResponse } from '../helpers/api-server.ts';
+import { useApiServer } from '../helpers/api-server.ts';
 import { watchUntil } from '../helpers/watch.ts';
 import { GPU_TAINT } from '../cluster/nodes.ts';
+import {
+  GIB,
+  ok,
+  ownedBy,
+  PROFILE as BASE_PROFILE,
+  podsOf as livePods,
+  reaches as reachesState,
+  type EngineObject,
+} from './fixtures.ts';
 
 const NAMESPACE = 'operator-test';
 const api = useApiServer({ namespace: NAMESPACE, operator: true, cluster: { resizeDelayMs: 1500 } });
-const GIB = 1024 ** 3;
 const enc = encodeURIComponent;
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
-async function ok(response: Promise<RestResponse>): Promise<Record<string, unknown>> {
-  const r = await response;
-  if (r.status !== 200) throw new Error(`${r.status}: ${JSON.stringify(r.json)}`);
-  return r.json;
-}
 const rest = (method: string, path: string, body?: unknown): Promise<Record<string, unknown>> =>
   ok(api().rest(method, path, body));
 
-const numeric = (min: string, def: string, max: string | null = null) => ({
-  min,
-  default: def,
-  max,
-  cumulativeMax: null,
-});
 const PROFILE = {
-  enabled: true,
-  assignedOidcRolesEnabled: false,
-  cpuConstraint: numeric('1', '1', '8'),
-  gpuConstraint: numeric('0', '0', '4'),
-  memoryBytesConstraint: numeric(String(GIB), String(2 * GIB)),
-  storageBytesConstraint: numeric(String(GIB), String(2 * GIB), String(100 * GIB)),
-  nodeCountConstraint: numeric('1', '1', '5'),
-  maxIdleDurationConstraint: { min: '0s', default: '3600s' },
-  maxRunningDurationConstraint: { min: '0s', default: '14400s' },
+  ...BASE_PROFILE,
   yamlGpuTolerations: `- key: ${GPU_TAINT.key}\n  operator: Exists\n  effect: ${GPU_TAINT.effect}\n`,
 };
 /** DAI engines' pods get a label and an environment variable from their profile. */
@@ -89,19 +78,10 @@ beforeAll(async () => {
   });
 });
 
-type Engine = KubernetesObject & {
-  status?: { state?: string; storageResizing?: boolean; conditions?: { type: string; reason: string }[] };
-};
+type Engine = EngineObject;
 
-/** Resolves once the engine's reported state is `state` (watching, not polling). */
-function reaches(plural: string, objectName: string, state: string, timeoutMs = 60_000): Promise<Engine> {
-  return watchUntil<Engine>(
-    api().cluster.kubeConfig,
-    `/apis/engine.h2o.ai/v1/namespaces/${NAMESPACE}/${plural}`,
-    (event) => event.object.status?.state === state,
-    { what: `${objectName} in ${state}`, query: { fieldSelector: `metadata.name=${objectName}` }, timeoutMs },
-  );
-}
+const reaches = (plural: string, name: string, state: string, timeoutMs = 60_000): Promise<Engine> =>
+  reachesState(api().cluster.kubeConfig, { namespace: NAMESPACE, plural, name }, state, timeoutMs);
 
 /** Resolves once the engine is gone from the cluster. */
 async function gone(plural: string, objectName: string): Promise<void> {
@@ -132,13 +112,9 @@ async function gone(plural: string, objectName: string): Promise<void> {
   });
 }
 
-const selector = (uid: string): string => `engine.h2o.ai/engine-uid=${uid}`;
+const selector = ownedBy;
 
-async function podsOf(uid: string): Promise<V1Pod[]> {
-  const core = api().cluster.kubeConfig.makeApiClient(CoreV1Api);
-  const list = await core.listNamespacedPod({ namespace: NAMESPACE, labelSelector: selector(uid) });
-  return list.items.filter((p) => p.metadata?.deletionTimestamp === undefined);
-}
+const podsOf = (uid: string): Promise<V1Pod[]> => livePods(api().cluster.kubeConfig, NAMESPACE, uid);
 
 /** name=uid of each claim, so a recreated claim (new uid) is told apart from a kept one. */
 async function claimsOf(uid: string): Promise<string[]> {

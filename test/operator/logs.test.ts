@@ -8,29 +8,25 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { CoreV1Api, KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { ApiError } from '../../gateway/src/errors/api-error.ts';
 import { Code } from '../../gateway/src/errors/code.ts';
 import { apiHandlers } from '../../gateway/src/services/api.ts';
 import { PodLogs } from '../../gateway/src/store/pod-logs.ts';
 import { freePort } from '../cluster/ports.ts';
-import { useApiServer, type RestResponse } from '../helpers/api-server.ts';
+import { useApiServer } from '../helpers/api-server.ts';
 import { allowAll, DEVELOPMENT_CALLER } from '../helpers/development-identity.ts';
-import { watchUntil } from '../helpers/watch.ts';
+import { ok, PROFILE, reaches as reachesState, type EngineObject } from './fixtures.ts';
 
 const NAMESPACE = 'logs-test';
 const api = useApiServer({ namespace: NAMESPACE, operator: true });
-const GIB = 1024 ** 3;
 const enc = encodeURIComponent;
 const HERE = dirname(fileURLToPath(import.meta.url));
 const CACHE = process.env['AIEM_CACHE'] ?? join(homedir(), '.cache', 'ai-engine-manager');
 const PYTHON_CLIENTS = (process.env['PYTHON_CLIENT_VERSIONS'] ?? '1.4.0 1.10.2').split(/\s+/).filter(Boolean);
 
-async function rest(method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
-  const r: RestResponse = await api().rest(method, path, body);
-  if (r.status !== 200) throw new Error(`${r.status}: ${JSON.stringify(r.json)}`);
-  return r.json;
-}
+const rest = (method: string, path: string, body?: unknown): Promise<Record<string, unknown>> =>
+  ok(api().rest(method, path, body));
 
 /** The text of a REST download: HttpBody.data is base64 in JSON. */
 async function downloadRest(name: string): Promise<string> {
@@ -40,24 +36,6 @@ async function downloadRest(name: string): Promise<string> {
   expect(logs.contentType).toBe('text/plain');
   return Buffer.from(logs.data, 'base64').toString('utf8');
 }
-
-const numeric = (min: string, def: string, max: string | null = null) => ({
-  min,
-  default: def,
-  max,
-  cumulativeMax: null,
-});
-const PROFILE = {
-  enabled: true,
-  assignedOidcRolesEnabled: false,
-  cpuConstraint: numeric('1', '1', '8'),
-  gpuConstraint: numeric('0', '0', '4'),
-  memoryBytesConstraint: numeric(String(GIB), String(2 * GIB)),
-  storageBytesConstraint: numeric(String(GIB), String(2 * GIB), String(100 * GIB)),
-  nodeCountConstraint: numeric('1', '1', '5'),
-  maxIdleDurationConstraint: { min: '0s', default: '3600s' },
-  maxRunningDurationConstraint: { min: '0s', default: '14400s' },
-};
 
 beforeAll(async () => {
   await rest('POST', '/v1/workspaces/global/daiEngineProfiles?daiEngineProfileId=standard', PROFILE);
@@ -70,17 +48,8 @@ beforeAll(async () => {
   });
 });
 
-type Engine = KubernetesObject & { status?: { state?: string } };
-
-/** Resolves once the engine's reported state is `state` (watching, not polling). */
-function reaches(plural: string, objectName: string, state: string): Promise<Engine> {
-  return watchUntil<Engine>(
-    api().cluster.kubeConfig,
-    `/apis/engine.h2o.ai/v1/namespaces/${NAMESPACE}/${plural}`,
-    (event) => event.object.status?.state === state,
-    { what: `${objectName} in ${state}`, query: { fieldSelector: `metadata.name=${objectName}` } },
-  );
-}
+const reaches = (plural: string, name: string, state: string): Promise<EngineObject> =>
+  reachesState(api().cluster.kubeConfig, { namespace: NAMESPACE, plural, name }, state);
 
 /** The names of the engine's pods, in ordinal order. */
 async function podsOf(uid: string): Promise<string[]> {

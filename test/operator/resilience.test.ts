@@ -9,13 +9,13 @@ import { openSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AppsV1Api, CoreV1Api, Watch, type KubernetesObject } from '@kubernetes/client-node';
-import { useApiServer, type RestResponse } from '../helpers/api-server.ts';
+import { useApiServer } from '../helpers/api-server.ts';
 import { watchUntil } from '../helpers/watch.ts';
+import { GIB, numeric, ok, PROFILE as BASE_PROFILE } from './fixtures.ts';
 
 const NAMESPACE = 'resilience';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const api = useApiServer({ namespace: NAMESPACE });
-const GIB = 1024 ** 3;
 const enc = encodeURIComponent;
 const KILLS = 12;
 
@@ -31,25 +31,11 @@ function random(seed: number): () => number {
   };
 }
 
-async function ok(response: Promise<RestResponse>): Promise<Record<string, unknown>> {
-  const r = await response;
-  if (r.status !== 200) throw new Error(`${r.status}: ${JSON.stringify(r.json)}`);
-  return r.json;
-}
-
-const numeric = (min: string, def: string, max: string | null = null) => ({
-  min,
-  default: def,
-  max,
-  cumulativeMax: null,
-});
+/** Every engine the same small size, so that a hundred fit on the simulated nodes. */
 const PROFILE = {
-  enabled: true,
-  cpuConstraint: numeric('1', '1', '8'),
-  gpuConstraint: numeric('0', '0', '4'),
+  ...BASE_PROFILE,
   memoryBytesConstraint: numeric(String(GIB), String(GIB)),
   storageBytesConstraint: numeric(String(GIB), String(GIB)),
-  nodeCountConstraint: numeric('1', '1', '3'),
   maxIdleDurationConstraint: { min: '0s', default: '0s' },
   maxRunningDurationConstraint: { min: '0s', default: '0s' },
 };
