@@ -35,6 +35,10 @@ print(f"would create {preview.name} with {preview.storage_bytes} of storage")
 
 engine = dai.create_engine(**settings)
 print(f"{engine.name}: {engine.state.value}")
+
+# Block until the engine runs (or fails); it checks every five seconds.
+engine.wait(timeout_seconds=600)
+print(f"{engine.display_name} is {engine.state.value}: open {engine.login_url}")
 print(
     f"  version {engine.dai_engine_version} "
     f"(image {engine.dai_engine_version_info.image})"
@@ -58,6 +62,7 @@ gpu_engine = dai.create_engine(
     dai_engine_version="workspaces/global/daiEngineVersions/latest",
     gpu=2,
 )
+gpu_engine.wait(timeout_seconds=600)
 print(
     f"{gpu_engine.name}: gpu {gpu_engine.gpu}, cpu {gpu_engine.cpu}, "
     f"memory {gpu_engine.memory_bytes}"

@@ -46,22 +46,32 @@ engine.display_name = "Churn model (Q3)"
 engine.cpu = 12
 engine.update(update_mask="display_name,cpu")
 print(f"{engine.display_name}: cpu {engine.cpu}")
+engine.wait(timeout_seconds=600)  # the engine restarts with its new resources
 try:
     engine.cpu = 64
     engine.update(update_mask="cpu")
 except CustomApiException as error:
     print("refused:", error)
 
-# Pausing stops the engine's pods and keeps its data; resuming starts it again.
+# Pausing stops the engine's pod and keeps its data.
 engine.pause()
-engine.resume()
+engine.wait(timeout_seconds=600)
+print(f"{engine.display_name} is {engine.state.value}")
 
 # Storage only grows; a resize may take a while (storage_resizing is True meanwhile).
 engine.resize_storage(new_storage="128Gi")
 print(f"storage {engine.storage_bytes}")
 
+# Resuming starts it again, with the same data.
+engine.resume()
+engine.wait(timeout_seconds=600)
+print(f"{engine.display_name} is {engine.state.value}")
+
+# The newest lines of each container's log, under a header line per container.
 logs = engine.download_logs()
-print(f"logs: {len(logs)} characters")
+print(logs.splitlines()[0])
 
 engine.delete()
 print(f"deleting {engine.name}: {engine.state.value}")
+engine.wait(timeout_seconds=600)  # returns once the engine and its data are gone
+print("remaining:", [e.display_name for e in dai.list_all_engines()])

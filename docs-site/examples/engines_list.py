@@ -14,7 +14,9 @@ engines = EngineClient(
 # DAI, H2O and notebook engines of one workspace (newest first unless ordered
 # otherwise).
 for engine in engines.list_all_engines(workspace_id="default", order_by="name"):
-    print(f"{engine.engine_type.value:18} {engine.name:50} version {engine.version}")
+    print(
+        f"{engine.engine_type.value:18} {engine.version:9} {engine.state.value:14} {engine.name}"
+    )
 
 # Filter on the type and the version, compared as versions are (1.11.1 < 1.11.2 < 1.12).
 page = engines.list_engines(

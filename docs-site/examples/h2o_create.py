@@ -47,8 +47,17 @@ engine = h2o.create_engine(
     cpu=8,
 )
 print(f"{engine.name}: {engine.state.value}")
+engine.wait(timeout_seconds=600)
+print(f"{engine.display_name} is {engine.state.value}: H2O Flow at {engine.login_url}")
 print(f"  {engine.node_count} nodes x ({engine.cpu} cpu, {engine.memory_bytes} memory)")
 print(
     f"  version {engine.h2o_engine_version}, "
     f"terminates after {engine.max_idle_duration} idle"
+)
+
+# Settings for h2o.connect() of the H2O-3 Python package (`pip install h2o`).
+config = engine.get_connection_config()
+print(
+    f"h2o.connect(config=...) with ip {config['ip']}, "
+    f"context_path {config['context_path']}"
 )

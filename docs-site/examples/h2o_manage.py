@@ -21,14 +21,19 @@ for engine in h2o.list_all_engines(
 
 engine = h2o.get_engine(engine_id="credit-risk")
 
+# The newest lines of every node's log, under a header line per node and container.
+logs = engine.download_logs()
+print(logs.splitlines()[0])
+
 # An H2O engine does not pause: terminating stops its cluster for good (its data is in
 # memory).
 engine.terminate()
-print(f"terminate requested for {engine.name}")
+engine.wait(timeout_seconds=600)
+print(f"{engine.name}: {engine.state.value}")
 
-logs = engine.download_logs()
-print(f"logs: {len(logs)} characters")
 
 # A terminated engine stays listed until it is deleted.
 engine.delete()
 print(f"deleting {engine.name}: {engine.state is H2OEngineState.STATE_DELETING}")
+engine.wait(timeout_seconds=600)
+print("remaining:", [e.display_name for e in h2o.list_all_engines()])

@@ -19,6 +19,7 @@ engine = dai.create_engine(
     profile="workspaces/global/daiEngineProfiles/standard",
     dai_engine_version="workspaces/global/daiEngineVersions/1.10.7",
 )
+engine.wait(timeout_seconds=600)
 print(
     f"{engine.display_name} runs DAI "
     f"{engine.dai_engine_version_info.name.split('/')[-1]}"
@@ -26,11 +27,14 @@ print(
 
 # An upgrade needs a paused engine and a newer version; the engine keeps its data.
 engine.pause()
+engine.wait(timeout_seconds=600)
 engine.upgrade_dai_engine_version(
     new_dai_engine_version="workspaces/global/daiEngineVersions/latest"
 )
 print(f"upgraded to {engine.dai_engine_version}")
 engine.resume()
+engine.wait(timeout_seconds=600)
+print(f"{engine.display_name} is {engine.state.value} again")
 
 # Administrators can make another user the engine's owner (for example when someone
 # leaves).

@@ -42,5 +42,9 @@ print(
 )
 print(f"  image {engine.notebook_image_info.image}")
 
+# wait() returns once the engine has reached the state it was asked for.
+engine = notebooks.wait(name=engine.name, timeout_seconds=600)
+print(f"{engine.display_name} is {engine.state.value}")
+
 # The address to open in a browser.
 print("open", notebooks.access_notebook_engine(name=engine.name))

@@ -23,13 +23,18 @@ print(f"{engine.display_name}: pauses after {engine.max_idle_duration} idle")
 
 # Pause keeps the engine's storage; resume starts it again with the same files.
 notebooks.pause_notebook_engine(name=name)
-notebooks.resume_notebook_engine(name=name)
+engine = notebooks.wait(name=name, timeout_seconds=600)
+print(f"{engine.display_name} is {engine.state.value}")
 
 engine = notebooks.resize_notebook_engine_storage(name=name, new_storage="50Gi")
 print(f"storage {engine.storage_bytes}")
+
+notebooks.resume_notebook_engine(name=name)
+engine = notebooks.wait(name=name, timeout_seconds=600)
+print(f"{engine.display_name} is {engine.state.value}")
 
 for engine in notebooks.list_all_notebook_engines(parent="workspaces/default"):
     print(f"{engine.name}: {engine.display_name}")
 
 notebooks.delete_notebook_engine(name=name)
-print("deleted", name)
+print("gone:", notebooks.wait(name=name, timeout_seconds=600) is None)

@@ -1,12 +1,13 @@
 /**
  * Every Python example of the documentation site (docs-site/examples/*.py) runs, unmodified,
- * with the published h2o-engine-manager client against a gateway on a real control plane, and
+ * with the published h2o-engine-manager client against the product (gateway and operator) on a
+ * real control plane with simulated nodes, where engines really start, pause and stop, and
  * prints exactly the output the site shows beside it (the example's .out file).
  *
  * The examples log in as users do, with `login_custom` (an OIDC refresh-token exchange) at the
  * embedded identity provider, whose tokens the gateway verifies; the built-in default policy
  * decides what each may do. Two people run them: an administrator and a data scientist. Each
- * example runs on a gateway of its own (its own namespace, so its own workspaces/global), after
+ * example runs on a product of its own (its own namespace, so its own workspaces/global), after
  * the examples it builds on.
  */
 import { execFile } from 'node:child_process';
@@ -16,9 +17,11 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { CoreV1Api } from '@kubernetes/client-node';
+import { pino } from 'pino';
 import { startGateway, type Gateway } from '../../gateway/src/gateway.ts';
 import { apiHandlers } from '../../gateway/src/services/api.ts';
 import { ResourceStore } from '../../gateway/src/store/store.ts';
+import { startOperator, type Operator } from '../../operator/src/operator.ts';
 import { useCluster } from '../helpers/use-cluster.ts';
 import { useIdentity } from '../helpers/use-identity.ts';
 
@@ -80,24 +83,33 @@ beforeAll(async () => {
   await cluster().kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
 });
 
-/** A gateway on a fresh namespace: an empty product. */
-async function freshGateway(): Promise<Gateway> {
+const PUBLIC_URL = 'https://ai.example.com';
+
+/** The product on a fresh namespace: a gateway and an operator with nothing in them yet. */
+async function freshProduct(): Promise<{ namespace: string; gateway: Gateway; operator: Operator }> {
   const namespace = `docs-examples-${++namespaces}`;
   await cluster()
     .kubeConfig.makeApiClient(CoreV1Api)
     .createNamespace({ body: { metadata: { name: namespace } } });
-  return startGateway({
+  const gateway = await startGateway({
     host: '127.0.0.1',
     restPort: 0,
     grpcPort: 0,
     handlers: apiHandlers({
       store: new ResourceStore(cluster().kubeConfig, namespace),
       authorizer,
-      publicUrl: 'https://ai.example.com',
+      publicUrl: PUBLIC_URL,
     }),
     authenticate,
     version: 'test',
   });
+  const operator = await startOperator({
+    kubeConfig: cluster().kubeConfig,
+    namespace,
+    settings: { publicUrl: PUBLIC_URL },
+    log: pino({ level: process.env['AIEM_LOG_LEVEL'] ?? 'silent' }),
+  });
+  return { namespace, gateway, operator };
 }
 
 /** Runs one example as its user; resolves to its standard output. */
@@ -114,7 +126,12 @@ async function run(gateway: Gateway, file: string): Promise<string> {
     AIEM_REFRESH_TOKEN: await provider.refreshToken(example.as),
   };
   try {
-    const { stdout } = await promisify(execFile)(python, [join(EXAMPLES, file)], { env, cwd: EXAMPLES });
+    const { stdout } = await promisify(execFile)(python, [join(EXAMPLES, file)], {
+      env,
+      cwd: EXAMPLES,
+      // Within the test's own time limit, so that a stuck example does not outlive it.
+      timeout: 240_000,
+    });
     return stdout;
   } catch (error: unknown) {
     const output = (key: string): string =>
@@ -137,17 +154,33 @@ test('every example is listed with its user and prerequisites, and has its docum
 });
 
 describe(`the documentation examples with h2o-engine-manager ${DOCUMENTED_CLIENT}`, () => {
-  test.each(files)('%s runs and prints its documented output', async (file) => {
-    const gateway = await freshGateway();
-    try {
-      for (const before of EXAMPLES_RUN[file]?.after ?? []) await run(gateway, before);
-      const stdout = await run(gateway, file);
-      const out = join(EXAMPLES, `${basename(file, '.py')}.out`);
-      // UPDATE_EXAMPLE_OUTPUT=1 records the output after a deliberate change; review the diff.
-      if (process.env['UPDATE_EXAMPLE_OUTPUT'] === '1') writeFileSync(out, stdout);
-      expect(stdout).toBe(readFileSync(out, 'utf8'));
-    } finally {
-      await gateway.stop();
-    }
-  });
+  test.each(files)(
+    '%s runs and prints its documented output',
+    async (file) => {
+      const { namespace, gateway, operator } = await freshProduct();
+      try {
+        for (const before of EXAMPLES_RUN[file]?.after ?? []) await run(gateway, before);
+        const stdout = await run(gateway, file);
+        const out = join(EXAMPLES, `${basename(file, '.py')}.out`);
+        // UPDATE_EXAMPLE_OUTPUT=1 records the output after a deliberate change; review the diff.
+        if (process.env['UPDATE_EXAMPLE_OUTPUT'] === '1') writeFileSync(out, stdout);
+        expect(stdout).toBe(readFileSync(out, 'utf8'));
+      } finally {
+        // The simulated nodes are shared by every example: free them for the next one.
+        await cluster().kubectl([
+          'delete',
+          'daiengines,h2oengines,notebookengines',
+          '--all',
+          '--namespace',
+          namespace,
+          '--wait=true',
+          '--timeout=120s',
+        ]);
+        await operator.stop();
+        await gateway.stop();
+      }
+    },
+    // Examples wait for engines to start, pause and go, checking every five seconds.
+    300_000,
+  );
 });
