@@ -310,6 +310,8 @@ describe('DAIEngineService over REST', () => {
       api().rest('POST', `${path}:resizeStorage`, { newStorageBytes: String(20 * GIB) }),
     );
     expect(grown['daiEngine']).toMatchObject({ storageBytes: String(20 * GIB) });
+    // 1.10.6 is newer than the engine's 1.10.5: reads say so.
+    expect((await ok(api().rest('GET', path)))['daiEngine']).toMatchObject({ upgradeAvailable: true });
     const running = await api().rest('POST', `${path}:upgradeDAIEngineVersion`, {
       newDaiEngineVersion: 'workspaces/global/daiEngineVersions/1.10.6',
     });
@@ -328,6 +330,8 @@ describe('DAIEngineService over REST', () => {
       daiEngineVersion: 'workspaces/global/daiEngineVersions/1.10.6',
       daiEngineVersionInfo: { image: 'dai:1.10.6' },
     });
+    const listed = await ok(api().rest('GET', '/v1/workspaces/dai-ops/daiEngines'));
+    expect(listed['daiEngines']).toEqual([expect.objectContaining({ upgradeAvailable: false })]);
     const migrated = await ok(api().rest('POST', `${path}:migrateCreator`, { newCreator: 'users/bob' }));
     expect(migrated['daiEngine']).toMatchObject({ creator: 'users/bob' });
     expect((await api().rest('POST', `${path}:migrateCreator`, { newCreator: 'bob' })).status).toBe(400);

@@ -14,6 +14,7 @@ import { engineLogs } from '../engines/logs.ts';
 import { compressedDatasetMemory, rawDatasetMemory, sizeFor, type SizeLimits } from '../engines/sizing.ts';
 import { PodLogs, type PodLogSource } from '../store/pod-logs.ts';
 import { compareVersions } from '../../../shared/semver.ts';
+import { upgradeAvailable, type VersionSummary } from '../engines/upgrades.ts';
 import { engineHandlers, EngineStore, type Engine } from './engine-service.ts';
 import { resolveReference } from './references.ts';
 import type { ServiceDeps } from './resource-service.ts';
@@ -173,6 +174,26 @@ function podLogSource(deps: EngineServiceDeps): PodLogSource {
   return deps.podLogs ?? new PodLogs(deps.store.kubeConfig, deps.store.namespace);
 }
 
+/** Reads of DAI engines say whether a newer version is available, from the versions as they are now. */
+function withUpgradesShown(store: EngineStore, handler: Handler | undefined): Handler {
+  if (handler === undefined) throw new TypeError('DAIEngineService lacks a standard read');
+  return async (request, context) => {
+    const response = (await handler(request, context)) as { daiEngine?: Engine; daiEngines?: Engine[] };
+    const engines = response.daiEngine ? [response.daiEngine] : (response.daiEngines ?? []);
+    if (engines.length === 0) return response;
+    const versions = (await store.deps.store.list(RESOURCE_KINDS.DAIEngineVersion, '-')).map(
+      (v) => v.message as unknown as VersionSummary,
+    );
+    for (const engine of engines)
+      engine['upgradeAvailable'] = upgradeAvailable(
+        engine.name,
+        engine['daiEngineVersion'] as string,
+        versions,
+      );
+    return response;
+  };
+}
+
 /** DAIEngineService. */
 export function daiEngineService(deps: EngineServiceDeps): Handlers {
   const store = new EngineStore(
@@ -194,8 +215,12 @@ export function daiEngineService(deps: EngineServiceDeps): Handlers {
     DAIEngine_State,
   );
   const rpc = (name: string): string => `${store.names.service}.${name}`;
+  const standard = engineHandlers(store, ['PAUSE', 'RESUME']);
+  const read = (handler: Handler | undefined): Handler => withUpgradesShown(store, handler);
   return {
-    ...engineHandlers(store, ['PAUSE', 'RESUME']),
+    ...standard,
+    [rpc('GetDAIEngine')]: read(standard[rpc('GetDAIEngine')]),
+    [rpc('ListDAIEngines')]: read(standard[rpc('ListDAIEngines')]),
     [rpc('ResizeStorage')]: resizeHandler(store, 'daiEngine'),
     [rpc('UpgradeDAIEngineVersion')]: upgradeHandler(store),
     [rpc('MigrateCreator')]: migrateCreatorHandler(store),
