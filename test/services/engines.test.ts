@@ -532,6 +532,15 @@ describe('H2OEngineService and NotebookEngineService over REST', () => {
     );
     const all = await ok(api().rest('GET', '/v1/workspaces/mixed/engines'));
     expect(all['totalSize']).toBe(3);
+    const upgrades = (all['engines'] as { name: string; upgradeAvailable: boolean }[]).map((e) => [
+      e.name.split('/').pop(),
+      e.upgradeAvailable,
+    ]);
+    expect(upgrades.sort()).toEqual([
+      ['d1', true],
+      ['d2', false],
+      ['n1', false],
+    ]);
     const newer = await ok(
       api().rest(
         'GET',

@@ -1,4 +1,5 @@
 /** EngineService: one read-only list over DAI, H2O and notebook engines, in one or all workspaces. */
+import { upgradeAvailable, type VersionSummary } from '../engines/upgrades.ts';
 import { RESOURCE_KINDS, type ResourceKind } from '../../../shared/resources.ts';
 import { ALL_WORKSPACES, LIST_ALL, type Authorizer } from '../auth/authorizer.ts';
 import type { CallContext, Handlers } from '../call/handler.ts';
@@ -24,6 +25,8 @@ interface Source {
   versionField: string;
   infoField: string;
   versionKind: ResourceKind;
+  /** Whether the kind's versions can be upgraded in place (DAI). */
+  upgradable?: boolean;
 }
 
 const SOURCES: readonly Source[] = [
@@ -34,6 +37,7 @@ const SOURCES: readonly Source[] = [
     versionField: 'daiEngineVersion',
     infoField: 'daiEngineVersionInfo',
     versionKind: RESOURCE_KINDS.DAIEngineVersion,
+    upgradable: true,
   },
   {
     kind: RESOURCE_KINDS.H2OEngine,
@@ -59,7 +63,7 @@ const idOf = (name: string): string => name.slice(name.lastIndexOf('/') + 1);
 function toEngine(
   source: Source,
   message: Record<string, unknown>,
-  existing: ReadonlySet<string>,
+  versions: readonly VersionSummary[],
 ): ListedEngine {
   const stateName =
     Object.entries(source.states).find(([, v]) => v === message['state'])?.[0] ?? 'STATE_UNSPECIFIED';
@@ -72,7 +76,9 @@ function toEngine(
     state: Engine_State[stateName as keyof typeof Engine_State],
     version: idOf(versionName),
     deprecatedVersion: info?.deprecated === true,
-    deletedVersion: !existing.has(versionName),
+    deletedVersion: !versions.some((v) => v.name === versionName),
+    upgradeAvailable:
+      source.upgradable === true && upgradeAvailable(String(message['name']), versionName, versions),
     cpu: (message['cpu'] as number | undefined) ?? 0,
     gpu: (message['gpu'] as number | undefined) ?? 0,
     memoryBytes: (message['memoryBytes'] as string | undefined) ?? '0',
@@ -88,8 +94,8 @@ async function enginesIn(store: ResourceStore, workspace: string): Promise<Liste
         store.list(source.kind, workspace),
         store.list(source.versionKind, '-'),
       ]);
-      const existing = new Set(versions.map((v) => String(v.message['name'])));
-      return engines.map((e) => toEngine(source, e.message, existing));
+      const summaries = versions.map((v) => v.message as unknown as VersionSummary);
+      return engines.map((e) => toEngine(source, e.message, summaries));
     }),
   );
   return lists.flat();
