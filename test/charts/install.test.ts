@@ -20,7 +20,6 @@ import { dump, load } from 'js-yaml';
 import { KWOK_NODE_ANNOTATION } from '../cluster/nodes.ts';
 import { DEFAULT_LOG_LINES } from '../cluster/pod-logs.ts';
 import { useCluster } from '../helpers/use-cluster.ts';
-import { watchUntil } from '../helpers/watch.ts';
 import { startIdentityProvider, type IdentityProvider } from '../identity/provider.ts';
 import { CHART, helm, parseManifests, ROOT, valuesFile, type Rendered } from './helm.ts';
 import { gatewayNeeds, LEASE, operatorNeeds, permissionKey, type Permission } from './permissions.ts';
@@ -381,8 +380,6 @@ async function restCall(
   return { status: response.status, json: (await response.json()) as Record<string, unknown> };
 }
 
-type Engine = KubernetesObject & { status?: { state?: string } };
-
 test('the gateway and operator, configured as the chart configures them and signed in as its ServiceAccounts, run an engine from creation to deletion', async () => {
   const manifest = parseManifests(await helm(['get', 'manifest', RELEASE, '-n', NAMESPACE], { kubeconfig: cluster().kubeconfigPath }));
   // The policy the gateway reads: the ConfigMap's file, at the path the chart points it to.
@@ -444,49 +441,42 @@ test('the gateway and operator, configured as the chart configures them and sign
   await rest('POST', '/v1/workspaces/global/daiEngineVersions?daiEngineVersionId=1.10.6', { image: 'dai:1.10.6' });
   const name = 'workspaces/team/daiEngines/e1';
   const path = `/v1/${encodeURIComponent(name)}`;
-  const engines = `/apis/engine.h2o.ai/v1/namespaces/${NAMESPACE}/daiengines`;
-  const reaches = (state: string): Promise<Engine> =>
-    watchUntil<Engine>(cluster().kubeConfig, engines, (e) => e.object.status?.state === state, {
-      what: `${name} in ${state}`,
-      query: { fieldSelector: 'metadata.name=team.e1' },
-      timeoutMs: 60_000,
-    }).catch((error: unknown) => {
-      throw new Error(`${String(error)}\n${operator.log()}`);
-    });
+  // kubectl wait: it watches, and watches again when the apiserver ends a watch.
+  const until = async (what: string, args: readonly string[]): Promise<void> => {
+    try {
+      await kubectl(['wait', '--namespace', NAMESPACE, '--timeout=60s', ...args]);
+    } catch (error: unknown) {
+      throw new Error(`${what}: ${String(error)}\n${gateway.log()}\n${operator.log()}`, { cause: error });
+    }
+  };
+  const engine = 'daiengines.engine.h2o.ai/team.e1';
+  const state = (wanted: string): string[] => [engine, `--for=jsonpath={.status.state}=${wanted}`];
 
   // Running: the operator applied a StatefulSet, its Service and ConfigMap, and watched the pod.
   await rest('POST', '/v1/workspaces/team/daiEngines?daiEngineId=e1', {
     profile: 'workspaces/global/daiEngineProfiles/standard',
     daiEngineVersion: 'workspaces/global/daiEngineVersions/1.10.6',
   });
-  await reaches('STATE_RUNNING');
+  await until(`${name} running`, state('STATE_RUNNING'));
   // Logs: the gateway lists the engine's pods and reads their (simulated) container logs.
   const download = await rest('POST', `${path}:downloadLogs`, {});
   const logs = Buffer.from((download['logs'] as { data?: string } | undefined)?.data ?? '', 'base64').toString();
   expect(logs).toContain(DEFAULT_LOG_LINES[0]);
   expect(logs).not.toMatch(/forbidden/i);
   // Storage growth: the operator patches the data claim.
-  await watchUntil<KubernetesObject & { spec?: { resources?: { requests?: { storage?: string } } } }>(
-    cluster().kubeConfig,
-    `/api/v1/namespaces/${NAMESPACE}/persistentvolumeclaims`,
-    (e) => e.object.spec?.resources?.requests?.storage === String(2 * GIB),
-    {
-      what: 'the data claim grown to 2 GiB',
-      trigger: () => rest('POST', `${path}:resizeStorage`, { newStorageBytes: String(2 * GIB) }),
-    },
-  );
+  await rest('POST', `${path}:resizeStorage`, { newStorageBytes: String(2 * GIB) });
+  await until('the data claim grown to 2 GiB', [
+    'persistentvolumeclaims',
+    '--selector=engine.h2o.ai/engine-kind',
+    // The operator writes plain bytes; the apiserver keeps a decimal quantity as it is.
+    `--for=jsonpath={.spec.resources.requests.storage}=${2 * GIB}`,
+  ]);
   // Paused: the StatefulSet scaled to zero by apply, the pod gone.
   await rest('POST', `${path}:pause`, {});
-  await reaches('STATE_PAUSED');
+  await until(`${name} paused`, state('STATE_PAUSED'));
   // Deleted: the operator deletes the workloads and the claim, then drops its finalizer.
-  await watchUntil<Engine>(cluster().kubeConfig, engines, (e) => e.type === 'DELETED', {
-    what: `${name} deleted`,
-    query: { fieldSelector: 'metadata.name=team.e1' },
-    timeoutMs: 60_000,
-    trigger: () => rest('DELETE', path),
-  }).catch((error: unknown) => {
-    throw new Error(`${String(error)}\n${operator.log()}`);
-  });
+  await rest('DELETE', path);
+  await until(`${name} deleted`, [engine, '--for=delete']);
   const left = JSON.parse(
     await kubectl(['get', 'statefulsets,services,configmaps,persistentvolumeclaims', '-n', NAMESPACE, '-l', 'engine.h2o.ai/engine-kind', '-o', 'json']),
   ) as { items: unknown[] };
