@@ -76,6 +76,8 @@ function send(request: IncomingMessage, response: ServerResponse, status: number
   const gzip = COMPRESSIBLE.has(extname(file)) && /\bgzip\b/.test(request.headers['accept-encoding'] ?? '');
   response.writeHead(status, {
     'content-type': type,
+    // Built assets have content hashes in their names and never change; pages may.
+    'cache-control': file.includes(`${sep}assets${sep}`) ? 'public, max-age=31536000, immutable' : 'no-cache',
     vary: 'accept-encoding',
     ...(gzip && { 'content-encoding': 'gzip' }),
   });

@@ -5,6 +5,7 @@
  * in the service's response format, or fails every request as an unreachable network would.
  */
 import type { Page, Route } from 'playwright-core';
+import { fakedRequests } from './site.ts';
 
 /** One searchable section of a page, as the crawler of the hosted search records it. */
 export interface SearchRecord {
@@ -94,6 +95,7 @@ export async function fakeSearchService(page: Page, records: SearchRecord[]): Pr
   const service: FakeSearchService = { queries: [], reachable: true };
   const answer = async (route: Route): Promise<void> => {
     const request = route.request();
+    fakedRequests.add(request);
     const url = new URL(request.url());
     if (!service.reachable) {
       await route.abort('internetdisconnected');

@@ -1,8 +1,8 @@
 /**
  * Browser test harness for the documentation site: the test build (`make docs-test-build`)
  * served by a plain static server on 127.0.0.1, and the machine's Chromium driven headless by
- * playwright-core. Every page is guarded: a request to any host but 127.0.0.1 is refused and
- * recorded, and the test fails on it, unless a test routes it itself (the faked search API);
+ * playwright-core. Every page is guarded: a request to any host but 127.0.0.1 cannot resolve
+ * and is recorded, and the test fails on it, unless a test's fake answered it (the search API);
  * an uncaught error in a page fails the test too.
  */
 import { existsSync, mkdirSync } from 'node:fs';
@@ -15,6 +15,7 @@ import {
   type BrowserContext,
   type BrowserContextOptions,
   type Page,
+  type Request,
 } from 'playwright-core';
 import { serveStaticSite, type StaticSite } from '../../scripts/static-site.ts';
 
@@ -29,6 +30,9 @@ export const ARTIFACTS = join(ROOT, 'test', 'browser', 'artifacts');
 /** Debian's Chromium; playwright-core brings no browser of its own. */
 const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
 const CHROMIUM_ARGS = [
+  // Names other than 127.0.0.1 do not resolve: nothing leaves the machine, and the HTTP cache
+  // stays on (Playwright's request routing would turn it off for every page).
+  '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1',
   '--no-sandbox',
   '--disable-gpu',
   '--disable-quic',
@@ -37,6 +41,9 @@ const CHROMIUM_ARGS = [
   '--disable-component-update',
   '--disable-sync',
 ];
+
+/** Requests a test's fake answered (the search service); every other outside request fails it. */
+export const fakedRequests = new WeakSet<Request>();
 
 /** Desktop and the widest mobile layout (the breakpoint is 996px inclusive). */
 export const DESKTOP = { width: 1280, height: 800 };
@@ -50,6 +57,11 @@ export interface Site {
   at(path: string): string;
   /** A page in a fresh browser context (its own storage), guarded against outside requests. */
   newPage(options?: BrowserContextOptions): Promise<Page>;
+  /**
+   * A page in a browser context shared by the test file, so that its HTTP cache spares later
+   * pages the download and compilation of the site's scripts; guarded the same way.
+   */
+  sharedPage(): Promise<Page>;
   /** Lets this test's pages throw uncaught errors matching `pattern` (a provoked failure). */
   tolerateUncaught(pattern: RegExp): void;
   /** Serves the same build at another mount path, e.g. `/` for the wrong-baseUrl case. */
@@ -75,7 +87,9 @@ export function useSite(): () => Site {
   const extraServers: StaticSite[] = [];
   let browser: Browser | undefined;
   const contexts: BrowserContext[] = [];
-  const outside: string[] = [];
+  let sharedContext: BrowserContext | undefined;
+  const pages: Page[] = [];
+  const outside: Request[] = [];
   const pageErrors: string[] = [];
   const tolerated: RegExp[] = [];
 
@@ -87,6 +101,15 @@ export function useSite(): () => Site {
     // Playwright starts Chromium on a fresh, temporary profile folder of its own.
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
     const origin = server.url;
+    const guard = async (context: BrowserContext): Promise<Page> => {
+      context.on('request', (request) => {
+        const url = new URL(request.url());
+        if (/^https?:$/.test(url.protocol) && url.hostname !== '127.0.0.1') outside.push(request);
+      });
+      const page = await context.newPage();
+      page.on('pageerror', (error) => pageErrors.push(`${page.url()}: ${String(error)}`));
+      return page;
+    };
     site = {
       url: origin,
       at: (path) => new URL(path, origin).href,
@@ -94,15 +117,13 @@ export function useSite(): () => Site {
         if (!browser) throw new Error('Chromium is not running');
         const context = await browser.newContext({ viewport: DESKTOP, ...options });
         contexts.push(context);
-        await context.route(
-          (url) => url.hostname !== '127.0.0.1',
-          (route) => {
-            outside.push(route.request().url());
-            return route.abort('blockedbyclient');
-          },
-        );
-        const page = await context.newPage();
-        page.on('pageerror', (error) => pageErrors.push(`${page.url()}: ${String(error)}`));
+        return guard(context);
+      },
+      sharedPage: async () => {
+        if (!browser) throw new Error('Chromium is not running');
+        sharedContext ??= await browser.newContext({ viewport: DESKTOP });
+        const page = await guard(sharedContext);
+        pages.push(page);
         return page;
       },
       tolerateUncaught: (pattern) => {
@@ -117,8 +138,16 @@ export function useSite(): () => Site {
   });
 
   afterEach(async () => {
-    await Promise.all(contexts.splice(0).map((context) => context.close()));
-    const leaked = outside.splice(0);
+    await Promise.all([
+      ...contexts.splice(0).map((context) => context.close()),
+      ...pages.splice(0).map((page) => page.close()),
+    ]);
+    const leaked = outside
+      .splice(0)
+      .filter((request) => !fakedRequests.has(request))
+      // The site's content security policy stops these in the page, before any network access.
+      .filter((request) => request.failure()?.errorText !== 'csp')
+      .map((request) => request.url());
     const uncaught = pageErrors
       .splice(0)
       .filter((error) => !tolerated.some((pattern) => pattern.test(error)));
@@ -127,6 +156,7 @@ export function useSite(): () => Site {
   });
 
   afterAll(async () => {
+    await sharedContext?.close();
     await browser?.close();
     await Promise.all([server?.close(), ...extraServers.map((extra) => extra.close())]);
   });
