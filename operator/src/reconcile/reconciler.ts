@@ -21,7 +21,13 @@ import {
 } from '../desired/workload.ts';
 import { timeOf } from '../observe/durations.ts';
 import { failure } from '../observe/state.ts';
-import { specText, type EngineKind, type EngineResource, type Settings } from '../kinds/kind.ts';
+import {
+  specText,
+  statusObject,
+  type EngineKind,
+  type EngineResource,
+  type Settings,
+} from '../kinds/kind.ts';
 import { statusCode, type KubeClient } from '../kube/client.ts';
 import type { ReconcileResult } from '../runtime/controller.ts';
 import { REASONS } from './conditions.ts';
@@ -31,6 +37,8 @@ import { parseStorageQuantity } from '../../../shared/quantity.ts';
 export const FINALIZER = `${GROUP}/cleanup`;
 /** While deleting, look again this soon if no event arrives first. */
 const CLEANUP_RECHECK_MS = 2000;
+/** While an engine awaits its snapshots, look again this soon if no event arrives first. */
+const SNAPSHOT_RECHECK_MS = 1000;
 /** While a volume grows, look again this soon (a resize may take hours; it never times out). */
 const RESIZE_RECHECK_MS = 5000;
 
@@ -61,30 +69,12 @@ export class EngineReconciler {
     const engine = await kube.getEngine(kind.plural, key);
     if (engine === undefined) return undefined;
     if (engine.metadata.deletionTimestamp !== undefined) return this.finalize(engine);
+    // The API writes an engine in two steps, the object and then its status with the profile and
+    // version snapshots; until the second lands there is nothing to run. Its write wakes us.
+    if (!hasSnapshots(this.deps.kind, engine)) return { requeueAfterMs: SNAPSHOT_RECHECK_MS };
     await this.ensureFinalizer(engine);
-    let desired: DesiredObjects;
-    try {
-      desired = desiredObjects(kind, engine, this.deps.settings);
-    } catch (error: unknown) {
-      // The desired state is a pure function of the engine: a retry would fail the same way.
-      const message = error instanceof Error ? error.message : String(error);
-      return this.report(engine, [], {
-        storageResizing: false,
-        terminal: { reason: REASONS.invalidPodTemplate, message },
-      });
-    }
-    try {
-      await this.apply(engine, desired);
-    } catch (error: unknown) {
-      // The apiserver refuses the workload itself (e.g. the profile's pod template removed a
-      // container's image): only a change of the engine or its profile can help.
-      if (statusCode(error) !== 422) throw error;
-      const message = `Kubernetes refused the engine's workload: ${refusal(error)}`;
-      return this.report(engine, [], {
-        storageResizing: false,
-        terminal: { reason: REASONS.invalidWorkload, message },
-      });
-    }
+    const problem = await this.applyDesired(engine);
+    if (problem) return this.report(engine, [], { storageResizing: false, terminal: problem });
     const claims = await kube.claims(selectorOf(engine));
     const storageResizing = await this.growClaims(engine, claims);
     const pods = await kube.pods(selectorOf(engine));
@@ -92,6 +82,35 @@ export class EngineReconciler {
     const result = await this.report(engine, pods, { storageResizing });
     if (!storageResizing) return result;
     return { requeueAfterMs: Math.min(result?.requeueAfterMs ?? RESIZE_RECHECK_MS, RESIZE_RECHECK_MS) };
+  }
+
+  /**
+   * Computes and applies what should exist; a problem only a change of the engine or its profile
+   * can mend comes back instead of being thrown, so that it is reported and not retried.
+   */
+  private async applyDesired(
+    engine: EngineResource,
+  ): Promise<{ reason: string; message: string } | undefined> {
+    let desired: DesiredObjects;
+    try {
+      desired = desiredObjects(this.deps.kind, engine, this.deps.settings);
+    } catch (error: unknown) {
+      // The desired state is a pure function of the engine: a retry would fail the same way.
+      const message = error instanceof Error ? error.message : String(error);
+      return { reason: REASONS.invalidPodTemplate, message };
+    }
+    try {
+      await this.apply(engine, desired);
+      return undefined;
+    } catch (error: unknown) {
+      // The apiserver refuses the workload itself (e.g. the profile's pod template added a
+      // container without an image).
+      if (statusCode(error) !== 422) throw error;
+      return {
+        reason: REASONS.invalidWorkload,
+        message: `Kubernetes refused the engine's workload: ${refusal(error)}`,
+      };
+    }
   }
 
   private async ensureFinalizer(engine: EngineResource): Promise<void> {
@@ -125,7 +144,7 @@ export class EngineReconciler {
     await kube.apply(desired.statefulSet);
   }
 
-  /** Asks for more storage where the engine wants it; true while a volume is smaller than wanted. */
+  /** Asks for more storage where the engine wants it; true while its bound volume is smaller than wanted. */
   private async growClaims(
     engine: EngineResource,
     claims: readonly V1PersistentVolumeClaim[],
@@ -135,7 +154,8 @@ export class EngineReconciler {
     const wanted = BigInt(specText(engine, 'storageBytes') ?? '0');
     const claim = claims.find((c) => c.metadata?.name === dataClaimName(kind, engine, 0));
     const name = claim?.metadata?.name;
-    if (claim === undefined || name === undefined) return false;
+    // A claim not bound yet is being provisioned, not resized; only a bound claim can grow.
+    if (claim === undefined || name === undefined || claim.status?.phase !== 'Bound') return false;
     if (requested(claim) < wanted) await kube.growClaim(name, wanted);
     return capacity(claim) < wanted;
   }
@@ -222,6 +242,13 @@ function refusal(error: unknown): string {
   } catch {
     return String(body);
   }
+}
+
+/** Whether the API has written the engine's profile and version (or image) snapshots. */
+export function hasSnapshots(kind: EngineKind, engine: EngineResource): boolean {
+  return ['profileInfo', kind.versionInfoField].every(
+    (field) => Object.keys(statusObject(engine, field)).length > 0,
+  );
 }
 
 function exceededReason(limit: 'maxIdleDuration' | 'maxRunningDuration'): string {
