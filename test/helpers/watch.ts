@@ -35,6 +35,11 @@ export async function watchUntil<T extends KubernetesObject>(
   options: WatchUntilOptions,
 ): Promise<T> {
   const watch = new Watch(kubeConfig);
+  // The client ends a watch after 30 s without data, which a quiet wait outlasts (an engine
+  // idling towards its limit sends nothing). Its field is private, without a setter: set it so
+  // that only our own timeout ends the wait.
+  (watch as unknown as { requestTimeoutMs: number }).requestTimeoutMs =
+    (options.timeoutMs ?? 30_000) + 10_000;
   let last: WatchEvent<T> | undefined;
   let controller: AbortController | undefined;
   let settled = false;
