@@ -1,3 +1,22 @@
+/** The sections of the Python client reference, each a folder under py/clients/ (spec section 2). */
+export const CLIENT_SECTIONS: readonly string[] = [
+  'auth',
+  'base',
+  'constraint',
+  'convert',
+  'engine_id',
+  'engine',
+  'dai_engine',
+  'dai_engine_profile',
+  'dai_engine_version',
+  'h2o_engine',
+  'h2o_engine_profile',
+  'h2o_engine_version',
+  'notebook_engine',
+  'notebook_engine_image',
+  'notebook_engine_profile',
+];
+
 /**
  * The documentation site's routes (product spec section 2), relative to the base path. Every
  * one must render its page, not the not-found page. Add a route here when a page is added.
@@ -26,23 +45,7 @@ export const SITE_ROUTES: readonly string[] = [
   'py/clients/connection_config',
   'py/clients/login',
   'py/clients/exception',
-  ...[
-    'auth',
-    'base',
-    'constraint',
-    'convert',
-    'engine_id',
-    'engine',
-    'dai_engine',
-    'dai_engine_profile',
-    'dai_engine_version',
-    'h2o_engine',
-    'h2o_engine_profile',
-    'h2o_engine_version',
-    'notebook_engine',
-    'notebook_engine_image',
-    'notebook_engine_profile',
-  ].map((section) => `py/clients/${section}/`),
+  ...CLIENT_SECTIONS.map((section) => `py/clients/${section}/`),
   'py/clients/auth/token_api_client',
   'py/clients/base/image_pull_policy',
   'py/clients/constraint/profile_constraint_duration',

@@ -7,6 +7,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CLIENT_SECTIONS } from '../browser/routes.ts';
 
 const SITE = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'docs-site');
 const DOCS = join(SITE, 'docs');
@@ -79,23 +80,7 @@ test('every content route of the specification has its page', () => {
     'py/clients/connection_config.md',
     'py/clients/login.md',
     'py/clients/exception.md',
-    ...[
-      'auth',
-      'base',
-      'constraint',
-      'convert',
-      'engine_id',
-      'engine',
-      'dai_engine',
-      'dai_engine_profile',
-      'dai_engine_version',
-      'h2o_engine',
-      'h2o_engine_profile',
-      'h2o_engine_version',
-      'notebook_engine',
-      'notebook_engine_image',
-      'notebook_engine_profile',
-    ].map((section) => `py/clients/${section}/index.md`),
+    ...CLIENT_SECTIONS.map((section) => `py/clients/${section}/index.md`),
   ];
   expect(routes.filter((r) => !existsSync(join(DOCS, r)))).toEqual([]);
 });
