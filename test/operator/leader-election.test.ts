@@ -145,6 +145,8 @@ test('operator processes: one leads and serves metrics, the other stands by and 
     const metrics = await answer(`${a.url}/metrics`);
     expect(metrics.text).toContain('aiem_reconcile_total');
     expect(metrics.text).toContain('aiem_reconcile_duration_seconds');
+    for (const controller of ['DAIEngine', 'H2OEngine', 'NotebookEngine'])
+      expect(metrics.text).toContain(`aiem_queue_depth{controller="${controller}"}`);
     // A graceful stop gives the lease up: the standby leads without waiting for it to expire.
     a.child.kill('SIGTERM');
     await once(a.child, 'exit');

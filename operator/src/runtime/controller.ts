@@ -10,9 +10,10 @@ import {
   type KubernetesObject,
   type ListPromise,
 } from '@kubernetes/client-node';
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import { statusCode } from '../kube/client.ts';
+import { controllerMetrics } from './metrics.ts';
 import { WorkQueue } from './work-queue.ts';
 
 /** One watched collection and how its objects map to reconcile keys. */
@@ -45,55 +46,12 @@ export interface Controller {
   stop(): Promise<void>;
 }
 
-interface Metrics {
-  reconciles: Counter;
-  errors: Counter;
-  duration: Histogram;
-}
-
-function metrics(registry: Registry, name: string, queue: WorkQueue): Metrics {
-  const labels = { controller: name };
-  const existing = registry.getSingleMetric('aiem_reconcile_total') as Counter | undefined;
-  const reconciles =
-    existing ??
-    new Counter({
-      name: 'aiem_reconcile_total',
-      help: 'Reconciles run',
-      labelNames: ['controller'],
-      registers: [registry],
-    });
-  const errors =
-    (registry.getSingleMetric('aiem_reconcile_errors_total') as Counter | undefined) ??
-    new Counter({
-      name: 'aiem_reconcile_errors_total',
-      help: 'Reconciles that failed',
-      labelNames: ['controller'],
-      registers: [registry],
-    });
-  const duration =
-    (registry.getSingleMetric('aiem_reconcile_duration_seconds') as Histogram | undefined) ??
-    new Histogram({
-      name: 'aiem_reconcile_duration_seconds',
-      help: 'Reconcile latency',
-      labelNames: ['controller'],
-      registers: [registry],
-    });
-  new Gauge({
-    name: `aiem_queue_depth_${name.toLowerCase()}`,
-    help: `Keys waiting in the ${name} queue`,
-    registers: [registry],
-    collect() {
-      this.set(queue.depth);
-    },
-  });
-  reconciles.inc(labels, 0);
-  return { reconciles, errors, duration };
-}
-
 /** Starts the informers and workers of one controller. */
 export async function startController(options: ControllerOptions): Promise<Controller> {
   const queue = new WorkQueue();
-  const { reconciles, errors, duration } = metrics(options.registry, options.name, queue);
+  const { reconciles, errors, duration, watchQueue } = controllerMetrics(options.registry);
+  watchQueue(options.name, () => queue.depth);
+  reconciles.inc({ controller: options.name }, 0);
   const log = options.log.child({ controller: options.name });
   let stopped = false;
   const informers = options.sources.map((source) => {

@@ -1,0 +1,56 @@
+/**
+ * The operator's Prometheus metrics: one family each, labelled by controller, made once per
+ * registry however many controllers share it.
+ */
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+
+export interface ControllerMetrics {
+  reconciles: Counter<'controller'>;
+  errors: Counter<'controller'>;
+  duration: Histogram<'controller'>;
+  /** Reports the depth of a controller's queue with every scrape. */
+  watchQueue: (controller: string, depth: () => number) => void;
+}
+
+const made = new WeakMap<Registry, ControllerMetrics>();
+
+function make(registry: Registry): ControllerMetrics {
+  const registers = [registry];
+  const labelNames = ['controller'] as const;
+  const queues = new Map<string, () => number>();
+  new Gauge({
+    name: 'aiem_queue_depth',
+    help: 'Keys waiting in a controller queue',
+    labelNames,
+    registers,
+    collect() {
+      for (const [controller, depth] of queues) this.set({ controller }, depth());
+    },
+  });
+  return {
+    reconciles: new Counter({ name: 'aiem_reconcile_total', help: 'Reconciles run', labelNames, registers }),
+    errors: new Counter({
+      name: 'aiem_reconcile_errors_total',
+      help: 'Reconciles that failed',
+      labelNames,
+      registers,
+    }),
+    duration: new Histogram({
+      name: 'aiem_reconcile_duration_seconds',
+      help: 'Reconcile latency',
+      labelNames,
+      registers,
+    }),
+    watchQueue: (controller, depth) => {
+      queues.set(controller, depth);
+    },
+  };
+}
+
+export function controllerMetrics(registry: Registry): ControllerMetrics {
+  const existing = made.get(registry);
+  if (existing) return existing;
+  const metrics = make(registry);
+  made.set(registry, metrics);
+  return metrics;
+}
