@@ -12,6 +12,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { CHROMIUM_PATH, QUIET_CHROMIUM_FLAGS } from './chromium.ts';
 import { serveStaticSite } from './static-site.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -19,16 +20,7 @@ const BUILD = join(ROOT, 'docs-site', 'build');
 const LIGHTHOUSE = join(ROOT, 'docs-site', 'node_modules', 'lighthouse', 'cli', 'index.js');
 const REPORTS = join(ROOT, '.run', 'bench', 'docs');
 const CATEGORIES = ['performance', 'accessibility', 'best-practices', 'seo'] as const;
-const CHROME_FLAGS = [
-  '--headless=new',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-].join(' ');
+const CHROME_FLAGS = ['--headless=new', ...QUIET_CHROMIUM_FLAGS].join(' ');
 
 interface LighthouseResult {
   categories: Record<string, { score: number | null }>;
@@ -54,7 +46,7 @@ async function audit(url: string, name: string, desktop: boolean): Promise<Recor
       '--quiet',
       ...(desktop ? ['--preset=desktop'] : []),
     ],
-    { env: { ...process.env, CHROME_PATH: process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium' } },
+    { env: { ...process.env, CHROME_PATH: CHROMIUM_PATH } },
   );
   const result = JSON.parse(readFileSync(`${output}.report.json`, 'utf8')) as LighthouseResult;
   return Object.fromEntries(

@@ -17,6 +17,7 @@ import {
   type Page,
   type Request,
 } from 'playwright-core';
+import { CHROMIUM_PATH, QUIET_CHROMIUM_FLAGS } from '../../scripts/chromium.ts';
 import { serveStaticSite, type StaticSite } from '../../scripts/static-site.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -27,19 +28,11 @@ export const BASE_PATH = '/ai-engine-manager/';
 export const TEST_BUILD = process.env['AIEM_DOCS_TEST_BUILD'] ?? join(ROOT, 'docs-site', 'build-test');
 /** Screenshots land here (git-ignored). */
 export const ARTIFACTS = join(ROOT, 'test', 'browser', 'artifacts');
-/** Debian's Chromium; playwright-core brings no browser of its own. */
-const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
 const CHROMIUM_ARGS = [
   // Names other than 127.0.0.1 do not resolve: nothing leaves the machine, and the HTTP cache
   // stays on (Playwright's request routing would turn it off for every page).
   '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
+  ...QUIET_CHROMIUM_FLAGS,
 ];
 
 /** Requests a test's fake answered (the search service); every other outside request fails it. */
@@ -99,7 +92,7 @@ export function useSite(): () => Site {
     mkdirSync(ARTIFACTS, { recursive: true });
     server = await serveStaticSite({ root: TEST_BUILD, mount: BASE_PATH });
     // Playwright starts Chromium on a fresh, temporary profile folder of its own.
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS });
     const origin = server.url;
     const guard = async (context: BrowserContext): Promise<Page> => {
       context.on('request', (request) => {
