@@ -98,8 +98,6 @@ const OPERATOR_CALLS: Table = {
   readNamespacedLease: on('coordination.k8s.io', ['leases'], ['get'], LEASE),
   replaceNamespacedLease: on('coordination.k8s.io', ['leases'], ['update'], LEASE),
   createNamespacedLease: on('coordination.k8s.io', ['leases'], ['create']),
-  // KubeClient.podLog: nothing in the operator calls it (checked by the chart tests).
-  readNamespacedPodLog: [],
 };
 
 /**

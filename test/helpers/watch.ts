@@ -34,6 +34,47 @@ export async function watchUntil<T extends KubernetesObject>(
   predicate: (event: WatchEvent<T>) => boolean,
   options: WatchUntilOptions,
 ): Promise<T> {
+  // Without an end at the sync, only a matching event ends the wait, and it brings its object.
+  return (await watchCollection(kubeConfig, path, predicate, options)) as T;
+}
+
+/**
+ * Resolves once the object `name` of the collection at `path` is gone: deleted while watched, or
+ * already absent when the watch has delivered the collection's current objects.
+ */
+export async function watchUntilGone(
+  kubeConfig: KubeConfig,
+  path: string,
+  name: string,
+  options: WatchUntilOptions,
+): Promise<void> {
+  let present = false;
+  await watchCollection<KubernetesObject>(
+    kubeConfig,
+    path,
+    (event) => {
+      if (event.type === 'ADDED') present = true;
+      return event.type === 'DELETED';
+    },
+    {
+      ...options,
+      query: { ...options.query, fieldSelector: `metadata.name=${name}` },
+      doneWhenSynced: () => !present,
+    },
+  );
+}
+
+/**
+ * The watch behind both: ends with the object of the first event that satisfies `predicate`,
+ * or with nothing when `doneWhenSynced` says so once the current objects have been delivered.
+ */
+async function watchCollection<T extends KubernetesObject>(
+  kubeConfig: KubeConfig,
+  path: string,
+  predicate: (event: WatchEvent<T>) => boolean,
+  options: WatchUntilOptions & { doneWhenSynced?: () => boolean },
+): Promise<T | undefined> {
+  const { doneWhenSynced } = options;
   const watch = new Watch(kubeConfig);
   // The client ends a watch after 30 s without data, which a quiet wait outlasts (an engine
   // idling towards its limit sends nothing). Its field is private, without a setter: set it so
@@ -43,7 +84,7 @@ export async function watchUntil<T extends KubernetesObject>(
   let last: WatchEvent<T> | undefined;
   let controller: AbortController | undefined;
   let settled = false;
-  const result = new Promise<T>((resolve, reject) => {
+  const result = new Promise<T | undefined>((resolve, reject) => {
     const timer = setTimeout(() => {
       const seen = last ? `; last event ${last.type} ${JSON.stringify(last.object)}` : '; no event';
       reject(new Error(`Timed out waiting for ${options.what}${seen}`));
@@ -72,7 +113,14 @@ export async function watchUntil<T extends KubernetesObject>(
         (type: string, object: T) => {
           const event = { type, object } as WatchEvent<T>;
           if (event.type === 'BOOKMARK') {
-            if (object.metadata?.annotations?.[INITIAL_EVENTS_END] === 'true') runTrigger();
+            if (object.metadata?.annotations?.[INITIAL_EVENTS_END] !== 'true') return;
+            if (!settled && doneWhenSynced?.() === true) {
+              finish(() => {
+                resolve(undefined);
+              });
+              return;
+            }
+            runTrigger();
             return;
           }
           last = event;

@@ -13,7 +13,7 @@ import {
   type V1Pod,
 } from '@kubernetes/client-node';
 import { useApiServer } from '../helpers/api-server.ts';
-import { watchUntil } from '../helpers/watch.ts';
+import { watchUntil, watchUntilGone } from '../helpers/watch.ts';
 import { GPU_TAINT } from '../cluster/nodes.ts';
 import {
   GIB,
@@ -84,33 +84,11 @@ const reaches = (plural: string, name: string, state: string, timeoutMs = 60_000
   reachesState(api().cluster.kubeConfig, { namespace: NAMESPACE, plural, name }, state, timeoutMs);
 
 /** Resolves once the engine is gone from the cluster. */
-async function gone(plural: string, objectName: string): Promise<void> {
-  await watchUntil<Engine>(
-    api().cluster.kubeConfig,
-    `/apis/engine.h2o.ai/v1/namespaces/${NAMESPACE}/${plural}`,
-    (event) => event.type === 'DELETED',
-    {
-      what: `${objectName} deleted`,
-      query: { fieldSelector: `metadata.name=${objectName}` },
-      timeoutMs: 60_000,
-      // Deleted before the watch began counts too: the collection is then empty.
-      trigger: async () => {
-        const list = (await api()
-          .cluster.kubeConfig.makeApiClient(CustomObjectsApi)
-          .listNamespacedCustomObject({
-            group: 'engine.h2o.ai',
-            version: 'v1',
-            namespace: NAMESPACE,
-            plural,
-            fieldSelector: `metadata.name=${objectName}`,
-          })) as { items: unknown[] };
-        if (list.items.length === 0) throw new Error('ALREADY_GONE');
-      },
-    },
-  ).catch((error: unknown) => {
-    if (!(error instanceof Error) || error.message !== 'ALREADY_GONE') throw error;
+const gone = (plural: string, name: string): Promise<void> =>
+  watchUntilGone(api().cluster.kubeConfig, `/apis/engine.h2o.ai/v1/namespaces/${NAMESPACE}/${plural}`, name, {
+    what: `${name} deleted`,
+    timeoutMs: 60_000,
   });
-}
 
 const selector = ownedBy;
 
@@ -335,20 +313,14 @@ describe('the operator', () => {
       reconciling: false,
     });
     // A failed engine holds no pods: they are stopped until the user resumes.
-    await watchUntil<V1Pod>(
+    await watchUntilGone(
       api().cluster.kubeConfig,
       `/api/v1/namespaces/${NAMESPACE}/pods`,
-      (e) => e.type === 'DELETED',
+      pod?.metadata?.name ?? '',
       {
         what: 'the crashing pod stopped',
-        query: { fieldSelector: `metadata.name=${pod?.metadata?.name ?? ''}` },
-        trigger: async () => {
-          if ((await podsOf(uid)).length === 0) throw new Error('ALREADY_GONE');
-        },
       },
-    ).catch((error: unknown) => {
-      if (!(error instanceof Error) || error.message !== 'ALREADY_GONE') throw error;
-    });
+    );
 
     await rest('POST', `/v1/${enc('workspaces/op/notebookEngines/crash')}:resume`);
     await reaches('notebookengines', 'op.crash', 'STATE_RUNNING');

@@ -6,7 +6,7 @@ import { CORE_DAI_CONFIG_KEYS } from '../../../shared/dai-config.ts';
 import { RESOURCE_KINDS } from '../../../shared/resources.ts';
 import { compareVersions } from '../../../shared/semver.ts';
 import { daiConfiguration, toToml } from '../desired/dai-config.ts';
-import { apiPath, engineUrl, specText, statusObject, type EngineKind, type EngineResource } from './kind.ts';
+import { engineUrl, specText, statusObject, type EngineKind, type EngineResource } from './kind.ts';
 
 const PORT = 12345;
 const DATA = '/data';
@@ -61,5 +61,3 @@ export const daiEngineKind: EngineKind = {
   },
   reportsDiskUsage: (engine) => compareVersions(versionOf(engine), DISK_REPORT_SINCE) >= 0,
 };
-
-export { apiPath };

@@ -3,7 +3,7 @@
  * functions: how its pods run, what it wants, how its state names read. The shared reconcile
  * steps take one of these; no code switches on the kind name.
  */
-import type { V1ConfigMap, V1EnvVar } from '@kubernetes/client-node';
+import type { V1EnvVar } from '@kubernetes/client-node';
 import { ID_LABEL, WORKSPACE_LABEL } from '../../../shared/resources.ts';
 
 /** An engine custom resource as the operator reads it. */
@@ -93,8 +93,6 @@ export function profileText(engine: EngineResource, field: string): string {
   const value = statusObject(engine, 'profileInfo')[field];
   return typeof value === 'string' ? value : '';
 }
-
-export type { V1ConfigMap };
 
 /** A scalar field of the engine's spec as text (int64 values arrive as strings or numbers). */
 export function specText(engine: EngineResource, field: string): string | undefined {

@@ -138,13 +138,4 @@ export class KubeClient {
       this.core.deleteNamespacedPersistentVolumeClaim({ name, namespace: this.namespace }),
     );
   }
-
-  /** The logs of one container of a pod, as text; empty when the pod is gone. */
-  async podLog(pod: string, container: string): Promise<string> {
-    return (
-      (await unlessNotFound(
-        this.core.readNamespacedPodLog({ name: pod, namespace: this.namespace, container }),
-      )) ?? ''
-    );
-  }
 }
