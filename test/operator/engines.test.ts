@@ -348,7 +348,7 @@ describe('the operator', () => {
 
   test('pauses a DAI engine left idle past its limit, and resets idleness on reported activity', async () => {
     await rest('POST', '/v1/workspaces/op/daiEngines?daiEngineId=idle', { ...DAI, maxIdleDuration: '4s' });
-    const running = await reaches('daiengines', 'op.idle', 'STATE_RUNNING');
+    await reaches('daiengines', 'op.idle', 'STATE_RUNNING');
     // The engine reports user activity: idleness starts over from that moment.
     const activity = new Date().toISOString();
     await patchEngine('daiengines', 'op.idle', {
@@ -359,7 +359,6 @@ describe('the operator', () => {
     expect(stopped?.reason).toBe('MaxIdleDurationExceeded');
     const pausedAt = Date.now();
     expect(pausedAt - Date.parse(activity)).toBeGreaterThanOrEqual(4000);
-    expect(running.status?.state).toBe('STATE_RUNNING');
     const engine = await rest('GET', `/v1/${enc('workspaces/op/daiEngines/idle')}`);
     expect(engine['daiEngine']).toMatchObject({ state: 'STATE_PAUSED', currentIdleDuration: '0s' });
   });
