@@ -52,17 +52,17 @@ $(NODE):
 .PHONY: node
 node: $(NODE) ## Install Node.js 24 into the cache
 
-# Not `npm ci`: the registry mirror here serves only the linux builds of platform-specific
-# optional packages, so the lock file cannot list the others and `npm ci` rejects it as out of
-# sync. `npm install` installs exactly the locked versions and leaves the lock file unchanged.
+# `npm ci`: exactly the locked versions, and the lock file is never rewritten (it lists every
+# platform's optional packages, so it is complete wherever it is installed). docs-site pins
+# @swc/html (package.json "overrides") to the newest release published for every platform.
 node_modules/.package-lock.json: package-lock.json package.json $(NODE)
-	npm install --no-audit --no-fund
+	npm ci --no-audit --no-fund
 	@touch $@
 
 # The documentation site is an npm project of its own (docs-site/package.json), installed the
 # same way.
 $(DOCS_DEPS): docs-site/package-lock.json docs-site/package.json $(NODE)
-	cd docs-site && npm install --no-audit --no-fund
+	cd docs-site && npm ci --no-audit --no-fund
 	@touch $@
 
 # The published Python client, pinned, each release in its own venv, for the compatibility tests.
