@@ -11,3 +11,8 @@ done
 for f in status error_details code; do
   cp "$src/google/rpc/$f.proto" .gen-deps/google/rpc/
 done
+# The standard health and reflection services the gateway also serves: their descriptors go into
+# the reflection descriptor set so that clients can describe them too.
+mkdir -p .gen-deps/grpc/health/v1 .gen-deps/grpc/reflection/v1
+cp node_modules/grpc-health-check/proto/health/v1/health.proto .gen-deps/grpc/health/v1/
+cp node_modules/@grpc/reflection/build/proto/grpc/reflection/v1/reflection.proto .gen-deps/grpc/reflection/v1/

@@ -5,6 +5,12 @@
 
 /** Resource ids (profiles, engines, notebook images) and version aliases: 1-63 characters. */
 export const RESOURCE_ID = '^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$';
+/**
+ * Workspace ids: a DNS label (RFC 1123) — 1-63 lowercase letters, digits and hyphens, starting
+ * and ending with a letter or digit. Platform workspace ids (`default`, `global`, UUIDs) fit; a
+ * dot never does, so the first dot of a stored object's name always ends its workspace.
+ */
+export const WORKSPACE_ID = '^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$';
 /** Annotation keys: at most 63 characters. */
 export const ANNOTATION_KEY = '^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$';
 /**

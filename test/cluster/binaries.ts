@@ -12,6 +12,7 @@ export interface Binaries {
   kwok: string;
   helm: string;
   openapiv2: string;
+  grpcurl: string;
 }
 
 const BUILD_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), 'build-binaries.sh');
@@ -42,5 +43,6 @@ export async function ensureBinaries(): Promise<Binaries> {
     kwok: get('KWOK_BIN'),
     helm: get('HELM_BIN'),
     openapiv2: get('OPENAPIV2_BIN'),
+    grpcurl: get('GRPCURL_BIN'),
   };
 }

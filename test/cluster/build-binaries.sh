@@ -2,7 +2,7 @@
 # Builds the local control plane's binaries from Go modules, once per machine, into a cache
 # outside the repository keyed by version:
 #   kube-apiserver, kube-controller-manager, kube-scheduler, kubectl (one Kubernetes release),
-#   etcd, kwok, helm and protoc-gen-openapiv2.
+#   etcd, kwok, helm, protoc-gen-openapiv2 and grpcurl (gRPC reflection checks).
 # A binary that already exists is not rebuilt, so warm runs take well under a second.
 # Prints the bin directory of each component as KEY=path lines (consumed by cluster.ts and make).
 set -euo pipefail
@@ -12,6 +12,7 @@ ETCD_VERSION=${ETCD_VERSION:-3.6.16}
 KWOK_VERSION=${KWOK_VERSION:-0.8.0}
 HELM_VERSION=${HELM_VERSION:-3.21.4}
 OPENAPIV2_VERSION=${OPENAPIV2_VERSION:-2.30.0}
+GRPCURL_VERSION=${GRPCURL_VERSION:-1.9.3}
 CACHE=${AIEM_CACHE:-$HOME/.cache/ai-engine-manager}
 
 export GOTOOLCHAIN=local CGO_ENABLED=0
@@ -128,8 +129,13 @@ build_openapiv2() {
     "github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2@v$OPENAPIV2_VERSION"
 }
 
+build_grpcurl() {
+  build_go_install "$CACHE/bin/grpcurl-$GRPCURL_VERSION" grpcurl "-s -w -X main.version=v$GRPCURL_VERSION" \
+    "github.com/fullstorydev/grpcurl/cmd/grpcurl@v$GRPCURL_VERSION"
+}
+
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(etcd kubernetes kwok helm openapiv2)
+[ ${#targets[@]} -eq 0 ] && targets=(etcd kubernetes kwok helm openapiv2 grpcurl)
 for t in "${targets[@]}"; do
   case $t in
     kubernetes) timed kubernetes build_kubernetes ;;
@@ -137,6 +143,7 @@ for t in "${targets[@]}"; do
     kwok) timed kwok build_kwok ;;
     helm) timed helm build_helm ;;
     openapiv2) timed openapiv2 build_openapiv2 ;;
+    grpcurl) timed grpcurl build_grpcurl ;;
     *) log "unknown target $t"; exit 2 ;;
   esac
 done
@@ -147,4 +154,5 @@ ETCD_BIN=$CACHE/bin/etcd-$ETCD_VERSION
 KWOK_BIN=$CACHE/bin/kwok-$KWOK_VERSION
 HELM_BIN=$CACHE/bin/helm-$HELM_VERSION
 OPENAPIV2_BIN=$CACHE/bin/protoc-gen-openapiv2-$OPENAPIV2_VERSION
+GRPCURL_BIN=$CACHE/bin/grpcurl-$GRPCURL_VERSION
 OUT

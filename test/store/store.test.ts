@@ -1,11 +1,19 @@
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { ApiError } from '../../gateway/src/errors/api-error.ts';
 import { Code } from '../../gateway/src/errors/code.ts';
 import { fromJson, toJson } from '../../gateway/src/json/canonical.ts';
 import { ResourceStore } from '../../gateway/src/store/store.ts';
-import { RESOURCE_KINDS } from '../../shared/resources.ts';
+import { earlierObjectNames, objectName } from '../../gateway/src/store/names.ts';
+import {
+  API_VERSION,
+  GROUP,
+  ID_LABEL,
+  RESOURCE_KINDS,
+  VERSION as VERSION_NAME,
+  WORKSPACE_LABEL,
+} from '../../shared/resources.ts';
 import { freePort } from '../cluster/ports.ts';
 import { useCluster } from '../helpers/use-cluster.ts';
 
@@ -127,5 +135,94 @@ describe('ResourceStore', () => {
     });
     const unreachable = new ResourceStore(offline, NAMESPACE);
     expect(await code(unreachable.get(PROFILE, 'workspaces/w1/daiEngineProfiles/p1'))).toBe(Code.UNAVAILABLE);
+  });
+
+  describe('object names', () => {
+    const VERSION = RESOURCE_KINDS.DAIEngineVersion;
+    const custom = () => cluster().kubeConfig.makeApiClient(CustomObjectsApi);
+    const target = (plural: string) => ({
+      group: GROUP,
+      version: VERSION_NAME,
+      namespace: NAMESPACE,
+      plural,
+    });
+
+    /** Writes an object directly, as an earlier release, kubectl or another writer would. */
+    async function plant(
+      plural: string,
+      kind: string,
+      name: string,
+      labels: Record<string, string>,
+      spec: object,
+    ) {
+      const body = { apiVersion: API_VERSION, kind, metadata: { name, labels }, spec };
+      await custom().createNamespacedCustomObject({ ...target(plural), body });
+    }
+    const exists = async (plural: string, name: string) =>
+      custom()
+        .getNamespacedCustomObject({ ...target(plural), name })
+        .then(() => true)
+        .catch(() => false);
+
+    test('an object whose labels name another resource is never reached under its name', async () => {
+      // Release 1 stored workspace "n.sub", id "e1" as n.sub.e1, the name "n/sub.e1" has today.
+      await plant(
+        PROFILE.plural,
+        PROFILE.kind,
+        'n.sub.p1',
+        { [WORKSPACE_LABEL]: 'n.sub', [ID_LABEL]: 'p1' },
+        {
+          displayName: 'Theirs',
+          priority: 1,
+        },
+      );
+      const lookalike = 'workspaces/n/daiEngineProfiles/sub.p1';
+      expect(await code(store.get(PROFILE, lookalike))).toBe(Code.NOT_FOUND);
+      expect(await code(store.delete(PROFILE, lookalike))).toBe(Code.NOT_FOUND);
+      expect(await code(store.update(PROFILE, profile('n', 'sub.p1'), '1'))).toBe(Code.NOT_FOUND);
+      expect(await exists(PROFILE.plural, 'n.sub.p1')).toBe(true);
+      // Lists skip what no API name can reach, rather than failing.
+      expect((await store.list(PROFILE, '-')).map((s) => s.message['name'])).not.toContain(
+        'workspaces/n.sub/daiEngineProfiles/p1',
+      );
+    });
+
+    test('an object written by release 1 under a hashed name still reads, updates and deletes', async () => {
+      const name = 'workspaces/global/daiEngineVersions/1.10.6-RC1';
+      const [release1] = earlierObjectNames('global', '1.10.6-RC1');
+      expect(release1).toMatch(/^global\.0[0-9a-f]{24}$/);
+      await plant(
+        VERSION.plural,
+        VERSION.kind,
+        release1 ?? '',
+        { [WORKSPACE_LABEL]: 'global', [ID_LABEL]: '1.10.6-RC1' },
+        {
+          image: 'dai:1.10.6-rc1',
+        },
+      );
+      const read = await store.get(VERSION, name);
+      expect(read.message).toMatchObject({ name, image: 'dai:1.10.6-rc1' });
+      // A create of the same resource under today's name would make a second copy: refused.
+      const again = fromJson(VERSION.message, { name, image: 'other' }) as { name: string };
+      expect(await code(store.create(VERSION, again))).toBe(Code.ALREADY_EXISTS);
+      const changed = fromJson(VERSION.message, {
+        ...toJson(VERSION.message, read.message),
+        image: 'dai:2',
+      }) as {
+        name: string;
+      };
+      const updated = await store.update(VERSION, changed, read.resourceVersion);
+      expect(updated.message).toMatchObject({ name, image: 'dai:2' });
+      expect(await exists(VERSION.plural, release1 ?? '')).toBe(true);
+      await store.delete(VERSION, name);
+      expect(await code(store.get(VERSION, name))).toBe(Code.NOT_FOUND);
+    });
+
+    test('a new version with an id that is no valid name part is stored under an encoded name', async () => {
+      const name = 'workspaces/global/daiEngineVersions/2.0.0-RC1';
+      await store.create(VERSION, fromJson(VERSION.message, { name, image: 'dai:2' }) as { name: string });
+      expect(await exists(VERSION.plural, objectName('global', '2.0.0-RC1') ?? '')).toBe(true);
+      expect((await store.get(VERSION, name)).message).toMatchObject({ name });
+    });
   });
 });

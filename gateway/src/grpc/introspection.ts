@@ -1,10 +1,9 @@
 import { readFileSync } from 'node:fs';
 import type { Server } from '@grpc/grpc-js';
-import { loadFileDescriptorSetFromBuffer } from '@grpc/proto-loader';
-import { ReflectionService } from '@grpc/reflection';
 import { HealthImplementation, type ServingStatusMap } from 'grpc-health-check';
+import { addReflection } from './reflection.ts';
 
-/** The API's file descriptors, written by `make generate`. */
+/** The API's file descriptors (and the health and reflection services'), written by `make generate`. */
 const DESCRIPTORS = new URL('../gen/api.binpb', import.meta.url);
 
 /**
@@ -17,7 +16,6 @@ export function addIntrospection(server: Server, services: readonly string[]): H
   for (const name of services) statuses[name] = 'SERVING';
   const health = new HealthImplementation(statuses);
   health.addToServer(server);
-  const definitions = loadFileDescriptorSetFromBuffer(readFileSync(DESCRIPTORS));
-  new ReflectionService(definitions).addToServer(server);
+  addReflection(server, readFileSync(DESCRIPTORS));
   return health;
 }

@@ -1,16 +1,14 @@
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import {
   credentials,
-  loadPackageDefinition,
   makeGenericClientConstructor,
   Metadata,
   ServerCredentials,
   status,
-  type ServiceClientConstructor,
   type ServiceError,
 } from '@grpc/grpc-js';
-import { loadSync } from '@grpc/proto-loader';
 import { service as healthService } from 'grpc-health-check';
 import type { Authenticate, Handlers } from '../call/handler.ts';
 import { notFound, unauthenticated } from '../errors/api-error.ts';
@@ -19,6 +17,7 @@ import {
   type GetDAIEngineProfileResponse,
 } from '../gen/ai/h2o/engine/v1/dai_engine_profile_service.pb.ts';
 import { ROUTES } from '../gen/routes.ts';
+import { ensureBinaries } from '../../../test/cluster/binaries.ts';
 import { grpcServer, handlerKey, SERVICE_DEFINITIONS } from './server.ts';
 
 const SVC = 'ai.h2o.engine.v1.DAIEngineProfileService';
@@ -163,35 +162,71 @@ describe('grpcServer()', () => {
     health.close();
   });
 
-  test('lists every API service through server reflection', async () => {
-    const require = createRequire(import.meta.url);
-    const protoRoot = join(dirname(require.resolve('@grpc/reflection/package.json')), 'build', 'proto');
-    const definition = loadSync('grpc/reflection/v1/reflection.proto', {
-      includeDirs: [protoRoot],
-      keepCase: true,
+  test('answers an unknown method UNAUTHENTICATED without valid credentials, UNIMPLEMENTED with them', async () => {
+    const Generic = makeGenericClientConstructor({}, 'Nothing');
+    const generic = new Generic(address, credentials.createInsecure());
+    const call = (metadata: Metadata) =>
+      new Promise((resolve, reject) => {
+        generic.makeUnaryRequest(
+          '/no.such.Service/Nothing',
+          (value: Buffer) => value,
+          (bytes: Buffer) => bytes,
+          Buffer.alloc(0),
+          metadata,
+          (error, value) => {
+            if (error) reject(error);
+            else resolve(value);
+          },
+        );
+      });
+    const invalid = new Metadata();
+    invalid.set('authorization', 'Bearer invalid');
+    await expect(call(invalid)).rejects.toMatchObject({ code: status.UNAUTHENTICATED });
+    await expect(call(new Metadata())).rejects.toMatchObject({ code: status.UNIMPLEMENTED });
+    generic.close();
+  });
+
+  describe('server reflection, as grpcurl uses it without .proto files', () => {
+    /** grpcurl's output for `grpcurl -plaintext [flags] <address> [what...]`. */
+    let grpcurl: (what: string[], flags?: string[]) => Promise<string>;
+    beforeAll(async () => {
+      const { grpcurl: folder } = await ensureBinaries();
+      grpcurl = async (what, flags = []) =>
+        (await promisify(execFile)(join(folder, 'grpcurl'), ['-plaintext', ...flags, address, ...what]))
+          .stdout;
     });
-    const loaded = loadPackageDefinition(definition) as unknown as {
-      grpc: { reflection: { v1: { ServerReflection: ServiceClientConstructor } } };
-    };
-    const reflection = new loaded.grpc.reflection.v1.ServerReflection(address, credentials.createInsecure());
-    const stream = (
-      reflection as unknown as { ServerReflectionInfo(): NodeJS.ReadWriteStream }
-    ).ServerReflectionInfo();
-    const answer = new Promise<{ list_services_response: { service: { name: string }[] } }>(
-      (resolve, reject) => {
-        stream.once('data', resolve);
-        stream.once('error', reject);
-      },
-    );
-    stream.write({ list_services: '' } as unknown as string);
-    const names = (await answer).list_services_response.service.map((s) => s.name);
-    stream.end();
-    reflection.close();
-    expect(names).toEqual(
-      expect.arrayContaining(
-        SERVICE_DEFINITIONS.map((d) => handlerKey(Object.values(d)[0]?.path ?? '').replace(/\.[^.]+$/, '')),
-      ),
-    );
-    expect(names).toHaveLength(10);
+
+    test('lists the ten API services, health and reflection', async () => {
+      const names = (await grpcurl(['list'])).trim().split('\n');
+      const api = SERVICE_DEFINITIONS.map((d) =>
+        handlerKey(Object.values(d)[0]?.path ?? '').replace(/\.[^.]+$/, ''),
+      );
+      expect(names.sort()).toEqual(
+        [...api, 'grpc.health.v1.Health', 'grpc.reflection.v1.ServerReflection'].sort(),
+      );
+    });
+
+    test.each(
+      SERVICE_DEFINITIONS.map((d) => handlerKey(Object.values(d)[0]?.path ?? '').replace(/\.[^.]+$/, '')),
+    )('describes %s, resolving the well-known types its messages use', async (service) => {
+      expect(await grpcurl(['describe', service])).toContain(`${service} is a service:`);
+    });
+
+    test('describes messages with their well-known types, and the health service', async () => {
+      expect(await grpcurl(['describe', 'ai.h2o.engine.v1.ProfileConstraintDuration'])).toContain(
+        '.google.protobuf.Duration min = 1',
+      );
+      expect(await grpcurl(['describe', 'grpc.health.v1.Health'])).toContain('rpc Check');
+    });
+
+    test('calls a method from reflection alone, JSON in and out', async () => {
+      const out = await grpcurl(
+        [`${SVC}/GetDAIEngineProfile`],
+        ['-H', 'authorization: Bearer users/grpcurl', '-d', '{"name": "workspaces/w/daiEngineProfiles/p1"}'],
+      );
+      expect(JSON.parse(out)).toMatchObject({
+        daiEngineProfile: { name: 'workspaces/w/daiEngineProfiles/p1', creator: 'users/grpcurl' },
+      });
+    });
   });
 });

@@ -2,6 +2,7 @@ import {
   Metadata,
   Server,
   status as GrpcStatus,
+  type ServerDuplexStream,
   type ServiceDefinition,
   type ServiceError,
   type UntypedServiceImplementation,
@@ -111,5 +112,48 @@ export function grpcServer(handlers: Handlers, authenticate: Authenticate): Serv
     server.addService(definition, implementation);
   }
   addIntrospection(server, SERVICE_DEFINITIONS.map(serviceName));
+  authenticateUnknownMethods(server, authenticate);
   return server;
+}
+
+/** A grpc-js method handler, as the server looks them up by path. */
+interface MethodHandler {
+  type: 'bidi';
+  path: string;
+  func: (call: ServerDuplexStream<Buffer, Buffer>) => void;
+  serialize: (value: Buffer) => Buffer;
+  deserialize: (bytes: Buffer) => Buffer;
+}
+
+/**
+ * grpc-js answers a method it has no handler for with UNIMPLEMENTED before any interceptor runs,
+ * which would tell a caller without credentials which methods exist, while REST answers 401
+ * before routing. The server's handler lookup (`_retrieveHandler`, the one place both its call
+ * paths ask) gets a fallback that authenticates first; only a known caller learns UNIMPLEMENTED.
+ * A test pins this, so a grpc-js release that renames the lookup fails the suite, not production.
+ */
+function authenticateUnknownMethods(server: Server, authenticate: Authenticate): void {
+  const lookup: unknown = Reflect.get(server, '_retrieveHandler');
+  if (typeof lookup !== 'function')
+    throw new Error('grpc-js no longer looks handlers up by _retrieveHandler');
+  const unknownMethod = (path: string): MethodHandler => ({
+    type: 'bidi',
+    path,
+    serialize: (value) => value,
+    deserialize: (bytes) => bytes,
+    func: (call) => {
+      // Requests are not read: the call ends with its status whatever the client streams.
+      authenticate(headersOf(call.metadata))
+        .then(() => {
+          throw new ApiError(Code.UNIMPLEMENTED, `The method ${path} is not implemented by this server`);
+        })
+        .catch((error: unknown) => {
+          call.emit('error', toServiceError(error));
+        });
+    },
+  });
+  Reflect.set(server, '_retrieveHandler', (path: string): unknown => {
+    const known: unknown = Reflect.apply(lookup, server, [path]);
+    return known ?? unknownMethod(path);
+  });
 }

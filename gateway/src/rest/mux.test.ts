@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import { request, type IncomingMessage, type Server } from 'node:http';
 import express from 'express';
 import { DAIEngineProfile } from '../gen/ai/h2o/engine/v1/dai_engine_profile.pb.ts';
 import type { Authenticate, CallContext, Handlers } from '../call/handler.ts';
@@ -217,9 +217,36 @@ describe('restRouter()', () => {
       'PUT',
       '/v1/workspaces%2Fw%2FdaiEngines%2Fe1',
       '{}',
-      501,
+      405,
       12,
       'not allowed',
+    ],
+    [
+      'a body nested deeper than the limit',
+      'POST',
+      '/v1/workspaces%2Fw/daiEngines?daiEngineId=e',
+      `${'['.repeat(5000)}${']'.repeat(5000)}`,
+      400,
+      3,
+      'nests deeper than 64',
+    ],
+    [
+      'a lone surrogate in a display name',
+      'POST',
+      '/v1/workspaces%2Fw/daiEngines?daiEngineId=e',
+      '{"displayName":"a\\ud800b"}',
+      400,
+      3,
+      'daiEngine.displayName',
+    ],
+    [
+      'a lone surrogate in a key',
+      'POST',
+      '/v1/workspaces%2Fw/daiEngines?daiEngineId=e',
+      '{"annotations":{"\\udc00":"x"}}',
+      400,
+      3,
+      'daiEngine.annotations',
     ],
     [
       'an RPC without implementation',
@@ -269,6 +296,48 @@ describe('restRouter()', () => {
     });
     await call('GET', '/v1/workspaces/w/daiEngineProfiles/p1');
     expect(callers).toEqual(['users/ada', 'users/anonymous']);
+  });
+
+  test('answers a method the path does not serve with 405 and the methods it does in Allow', async () => {
+    for (const method of ['PUT', 'TRACE']) {
+      // fetch() refuses to send TRACE; a plain HTTP request does, as fuzzers and curl do.
+      const res = await new Promise<IncomingMessage>((resolve, reject) => {
+        request(`${base}/v1/workspaces/w/daiEngines/e1`, { method }, resolve).on('error', reject).end();
+      });
+      res.resume();
+      expect(res.statusCode).toBe(405);
+      expect(res.headers['allow']).toBe('DELETE, GET, HEAD, OPTIONS, PATCH');
+    }
+    const options = await fetch(`${base}/v1/workspaces/w/daiEngines`, { method: 'OPTIONS' });
+    expect(options.status).toBe(204);
+    expect(options.headers.get('allow')).toBe('GET, HEAD, OPTIONS, POST');
+    expect(received).toEqual([]);
+  });
+
+  test('answers HEAD as GET without a body', async () => {
+    const res = await fetch(`${base}/v1/workspaces/global/daiEngineProfiles/p1`, { method: 'HEAD' });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe('');
+    expect(received).toEqual([{ name: 'workspaces/global/daiEngineProfiles/p1' }]);
+  });
+
+  test('refuses a missing or bad token with 401 and WWW-Authenticate before the body is read', async () => {
+    const bodies = [
+      '{"profile":',
+      'x'.repeat(MAX_BODY_BYTES + 512 * 1024),
+      `${'['.repeat(5000)}${']'.repeat(5000)}`,
+    ];
+    for (const body of bodies) {
+      const res = await fetch(`${base}/v1/workspaces/w/daiEngines?daiEngineId=e`, {
+        method: 'POST',
+        body,
+        headers: { 'Content-Type': 'application/json', Authorization: 'Bearer invalid' },
+      });
+      expect(res.status).toBe(401);
+      expect(res.headers.get('www-authenticate')).toBe('Bearer realm="ai-engine-manager"');
+      expect(await res.json()).toMatchObject({ code: 16 });
+    }
+    expect(received).toEqual([]);
   });
 
   test('refuses bad credentials with 401 before routing, on known and unknown paths alike', async () => {

@@ -1,11 +1,13 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import type { Caller } from '../auth/authorizer.ts';
 import type { Authenticate, CallHeaders, Handlers } from '../call/handler.ts';
-import { ApiError } from '../errors/api-error.ts';
+import { ApiError, unauthenticated } from '../errors/api-error.ts';
 import { Code } from '../errors/code.ts';
 import { ROUTES, type Route } from '../gen/routes.ts';
 import { toJson, type Json } from '../json/canonical.ts';
 import { log } from '../log.ts';
-import { buildRequest } from './request.ts';
+import { bodyProblem } from './body.ts';
+import { buildRequest, jsonName } from './request.ts';
 import { matchPattern, parsePattern, splitPath, type PathPattern } from './pattern.ts';
 
 /** Largest accepted request body. */
@@ -19,18 +21,37 @@ interface CompiledRoute {
 /**
  * The REST `/v1` API: every route of the generated table, interpreted at run time, calling the
  * same handlers as gRPC. Errors of any kind leave as a google.rpc.Status body with the HTTP
- * status of its code; routing failures too (404 NOT_FOUND, 405 UNIMPLEMENTED).
+ * status of its code; routing failures too (404 NOT_FOUND, 405 UNIMPLEMENTED with `Allow`).
+ *
+ * Order: the caller is authenticated first, from the headers alone — before the body is read
+ * and before routing — so an unauthenticated client can make the server do no more than check
+ * a token, and learns nothing of the routes or of how its body would be judged.
  */
 export function restRouter(handlers: Handlers, authenticate: Authenticate): Router {
   const routes: CompiledRoute[] = ROUTES.map((route) => ({ route, pattern: parsePattern(route.path) }));
+  const callers = new WeakMap<Request, Caller>();
   const router = express.Router();
+  router.use((req, _res, next) => {
+    authenticate(headersOf(req)).then((caller) => {
+      callers.set(req, caller);
+      next();
+    }, next);
+  });
   // Clients send Content-Type: application/json even on POSTs without a body.
   router.use(express.json({ limit: MAX_BODY_BYTES, strict: false, type: () => true }));
   router.use((req, res, next) => {
-    serve({ routes, handlers, authenticate }, req, res).catch(next);
+    const caller = callers.get(req);
+    if (caller === undefined) throw unauthenticated();
+    serve({ routes, handlers, caller }, req, res).catch(next);
   });
-  router.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    writeError(res, bodyParserError(error) ?? ApiError.from(error));
+  router.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const api = bodyParserError(error) ?? ApiError.from(error);
+    if (api.code === Code.UNAUTHENTICATED) {
+      res.set('WWW-Authenticate', 'Bearer realm="ai-engine-manager"');
+      // Whatever body follows is not read: close rather than drain it for the next request.
+      if (hasBody(req)) res.set('Connection', 'close');
+    }
+    writeError(res, api);
   });
   return router;
 }
@@ -38,12 +59,10 @@ export function restRouter(handlers: Handlers, authenticate: Authenticate): Rout
 interface Mux {
   routes: CompiledRoute[];
   handlers: Handlers;
-  authenticate: Authenticate;
+  caller: Caller;
 }
 
-async function serve({ routes, handlers, authenticate }: Mux, req: Request, res: Response): Promise<void> {
-  // Who is calling is settled before anything about the routes is revealed or run.
-  const caller = await authenticate(headersOf(req));
+async function serve({ routes, handlers, caller }: Mux, req: Request, res: Response): Promise<void> {
   const url = new URL(req.originalUrl, 'http://localhost');
   const path = splitPath(url.pathname);
   if (path === undefined) throw new ApiError(Code.INVALID_ARGUMENT, 'The path is not valid percent-encoding');
@@ -51,20 +70,32 @@ async function serve({ routes, handlers, authenticate }: Mux, req: Request, res:
     const params = matchPattern(pattern, path);
     return params === undefined ? [] : [{ route, params }];
   });
-  const found = candidates.find(({ route }) => route.method === req.method);
-  if (found === undefined) {
-    if (candidates.length > 0) {
-      throw new ApiError(Code.UNIMPLEMENTED, `Method ${req.method} is not allowed on ${url.pathname}`, {
-        reason: 'METHOD_NOT_ALLOWED',
-      });
-    }
+  if (candidates.length === 0) {
     throw new ApiError(Code.NOT_FOUND, `No route for ${req.method} ${url.pathname}`, {
       reason: 'ROUTE_NOT_FOUND',
     });
   }
+  // HEAD is GET without the body (Node leaves the body out of HEAD answers by itself).
+  const method = req.method === 'HEAD' ? 'GET' : req.method;
+  const found = candidates.find(({ route }) => route.method === method);
+  if (found === undefined) {
+    const allowed = allowedMethods(candidates.map(({ route }) => route.method));
+    res.set('Allow', allowed.join(', '));
+    if (req.method === 'OPTIONS') {
+      res.status(204).end();
+      return;
+    }
+    const error = new ApiError(Code.UNIMPLEMENTED, `Method ${req.method} is not allowed on ${url.pathname}`, {
+      reason: 'METHOD_NOT_ALLOWED',
+    });
+    writeError(res, error, 405);
+    return;
+  }
   const handler = handlers[`${found.route.service}.${found.route.rpc}`];
   if (handler === undefined) throw new ApiError(Code.UNIMPLEMENTED, `${found.route.rpc} is not implemented`);
   const body = req.body as Json | undefined;
+  const problem = bodyProblem(body, ['', '*'].includes(found.route.body) ? '' : jsonName(found.route.body));
+  if (problem !== undefined) throw problem;
   const request = buildRequest({
     route: found.route,
     pathParams: found.params,
@@ -73,6 +104,20 @@ async function serve({ routes, handlers, authenticate }: Mux, req: Request, res:
   });
   const response = await handler(request, { caller });
   res.status(200).json(toJson(found.route.responseType, response));
+}
+
+/** The methods a path answers, for `Allow`: HEAD wherever GET is, and OPTIONS everywhere. */
+function allowedMethods(methods: readonly string[]): string[] {
+  const allowed = new Set(methods);
+  if (allowed.has('GET')) allowed.add('HEAD');
+  allowed.add('OPTIONS');
+  return [...allowed].sort();
+}
+
+/** Whether the request announces a body (a length above zero, or chunks). */
+function hasBody(req: Request): boolean {
+  const length = Number(req.headers['content-length'] ?? '0');
+  return length > 0 || req.headers['transfer-encoding'] !== undefined;
 }
 
 function headersOf(req: Request): CallHeaders {
@@ -110,8 +155,11 @@ function bodyParserError(error: unknown): ApiError | undefined {
   return undefined;
 }
 
-function writeError(res: Response, error: ApiError): void {
+/** Writes `error` as a google.rpc.Status with the HTTP status of its code, unless given another. */
+function writeError(res: Response, error: ApiError, httpStatus = error.httpStatus): void {
   // Server-side failures are ours to investigate: keep their cause, which the client never sees.
+  // Client errors are routine: a line at debug level, without a stack.
   if (error.isServerFault) log.error({ err: error.cause ?? error, code: error.code }, error.message);
-  res.status(error.httpStatus).json(error.toStatus());
+  else log.debug({ code: error.code, reason: error.reason }, error.message);
+  res.status(httpStatus).json(error.toStatus());
 }

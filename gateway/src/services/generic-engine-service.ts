@@ -13,7 +13,7 @@ import { engineAccess } from '../engines/ownership.ts';
 import { compileFilter, compileOrder } from '../list/filter.ts';
 import { page } from '../list/pagination.ts';
 import type { ResourceStore } from '../store/store.ts';
-import type { ServiceDeps } from './resource-service.ts';
+import { checkedWorkspace, type ServiceDeps } from './resource-service.ts';
 
 const SERVICE = 'ai.h2o.engine.v1.EngineService';
 const SCHEMAS = engineListSchemas(Engine_State, Engine_Type);
@@ -134,7 +134,7 @@ export function engineService(deps: ServiceDeps): Handlers {
           'parent',
           `"${parent}" is not a workspace name such as "workspaces/default" or "workspaces/-"`,
         );
-      const workspace = match[1];
+      const workspace = match[1] === ALL_WORKSPACES ? ALL_WORKSPACES : checkedWorkspace(match[1], 'parent');
       const permission = workspace === ALL_WORKSPACES ? LIST_ALL : 'actions/enginemanager/engines/LIST';
       await deps.authorizer.check(context.caller, permission, workspace);
       const filter = (request['filter'] as string | undefined) ?? '';

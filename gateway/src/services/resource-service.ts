@@ -4,7 +4,7 @@ import type { CallContext, Handler } from '../call/handler.ts';
 import { invalidArgument } from '../errors/api-error.ts';
 import { page } from '../list/pagination.ts';
 import type { ResourceStore, Stored } from '../store/store.ts';
-import { parseName } from '../validation/names.ts';
+import { parseName, workspaceIdProblem } from '../validation/names.ts';
 import { resolveUpdateMask, type MaskedResource } from '../validation/update-mask.ts';
 import { applyMask } from './masks.ts';
 
@@ -57,7 +57,14 @@ export function parentWorkspace(parent: string, field = 'parent'): string {
   const match = /^workspaces\/([^/]+)$/.exec(parent);
   if (match?.[1] === undefined || match[1] === '-')
     throw invalidArgument(field, `"${parent}" is not a workspace name such as "workspaces/default"`);
-  return match[1];
+  return checkedWorkspace(match[1], field);
+}
+
+/** `workspace` if it is a valid workspace id; INVALID_ARGUMENT naming `field` otherwise. */
+export function checkedWorkspace(workspace: string, field: string): string {
+  const problem = workspaceIdProblem(workspace);
+  if (problem !== undefined) throw invalidArgument(field, problem);
+  return workspace;
 }
 
 /** The workspace of a resource name of `kind`; INVALID_ARGUMENT naming `field` when it is not one. */
@@ -68,7 +75,7 @@ export function workspaceOf(kind: ResourceKind, name: string, field = 'name'): s
       field,
       `"${name}" is not a name such as "workspaces/default/${kind.collection}/id"`,
     );
-  return parsed.workspace;
+  return checkedWorkspace(parsed.workspace, field);
 }
 
 /** The audit fields of a new resource: created by the caller, never updated. */

@@ -1,23 +1,9 @@
 import { ID_LABEL, RESOURCE_KINDS, WORKSPACE_LABEL } from '../../../shared/resources.ts';
 import { fromJson, toJson } from '../json/canonical.ts';
-import { fromCustomResource, objectName, splitName, toCustomResource } from './objects.ts';
+import { fromCustomResource, splitName, toCustomResource } from './objects.ts';
 
 const VERSION = RESOURCE_KINDS.DAIEngineVersion;
 const ENGINE = RESOURCE_KINDS.DAIEngine;
-
-describe('objectName()', () => {
-  test('joins workspace and id when that is a valid Kubernetes name', () => {
-    expect(objectName('default', 'engine-1')).toBe('default.engine-1');
-    expect(objectName('global', '1.10.6.1-alpha')).toBe('global.1.10.6.1-alpha');
-  });
-
-  test('hashes ids that Kubernetes names cannot hold, without collisions', () => {
-    const upper = objectName('global', '1.10.6-RC1');
-    expect(upper).toMatch(/^global\.0[0-9a-f]{24}$/);
-    expect(objectName('global', '1.10.6-rc1')).toBe('global.1.10.6-rc1');
-    expect(objectName('global', '1.10.6-RC2')).not.toBe(upper);
-  });
-});
 
 describe('splitName()', () => {
   test('splits names of the kind and rejects others', () => {

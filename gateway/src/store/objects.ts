@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import {
   API_VERSION,
   ENGINE_INTENT,
@@ -10,6 +9,7 @@ import {
 import { MESSAGES } from '../gen/messages.ts';
 import { fromJson, toJson, type Json } from '../json/canonical.ts';
 import { jsonName } from '../rest/request.ts';
+import { objectName } from './names.ts';
 
 type JsonObject = { [key: string]: Json };
 
@@ -20,7 +20,8 @@ export interface CustomResource {
   metadata: {
     name: string;
     namespace?: string;
-    labels: Record<string, string>;
+    /** Absent on objects written by others (kubectl) without them. */
+    labels?: Record<string, string>;
     uid?: string;
     resourceVersion?: string;
     creationTimestamp?: string | Date;
@@ -30,21 +31,7 @@ export interface CustomResource {
   status?: JsonObject;
 }
 
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const METADATA_JSON = new Set([...FROM_METADATA].map(jsonName));
-
-/**
- * The object name of a resource: `<workspace>.<id>` when that is a valid Kubernetes name,
- * otherwise `<workspace>.0<hash>`. No valid id can produce the hashed form (resource ids start
- * with a letter; version ids contain dots), so names never collide. Labels keep the exact
- * workspace and id.
- */
-export function objectName(workspace: string, id: string): string {
-  const plain = `${workspace}.${id}`;
-  if (DNS_SUBDOMAIN.test(plain) && plain.length <= 253) return plain;
-  const hash = createHash('sha256').update(`${workspace}/${id}`).digest('hex').slice(0, 24);
-  return `${workspace.toLowerCase().replace(/[^a-z0-9-]/g, '-')}.0${hash}`;
-}
 
 /** Splits a resource name of `kind`, e.g. `workspaces/w/daiEngines/e1` into w and e1. */
 export function splitName(kind: ResourceKind, name: string): { workspace: string; id: string } {
@@ -68,6 +55,8 @@ export function toCustomResource(
   intent: Intent = {},
 ): CustomResource {
   const { workspace, id } = splitName(kind, message.name);
+  const name = objectName(workspace, id);
+  if (name === undefined) throw new TypeError(`"${message.name}" cannot be stored`);
   const json = toJson(kind.message, message);
   const spec: JsonObject = {};
   const status: JsonObject = {};
@@ -81,7 +70,7 @@ export function toCustomResource(
     apiVersion: API_VERSION,
     kind: kind.kind,
     metadata: {
-      name: objectName(workspace, id),
+      name,
       namespace,
       labels: { [WORKSPACE_LABEL]: workspace, [ID_LABEL]: id },
     },
@@ -100,12 +89,24 @@ export function intentOf(kind: ResourceKind, resource: CustomResource): Intent {
   );
 }
 
+/**
+ * The workspace and id of a custom resource, from its labels; `undefined` when they do not name
+ * a resource the API can address (missing, or a workspace outside the workspace id rule).
+ */
+export function identityOf(resource: CustomResource): { workspace: string; id: string } | undefined {
+  const workspace = resource.metadata.labels?.[WORKSPACE_LABEL];
+  const id = resource.metadata.labels?.[ID_LABEL];
+  if (workspace === undefined || id === undefined || objectName(workspace, id) === undefined)
+    return undefined;
+  return { workspace, id };
+}
+
 /** The API message of a custom resource. @throws TypeError when its labels do not name it */
 export function fromCustomResource(kind: ResourceKind, resource: CustomResource): Record<string, unknown> {
-  const workspace = resource.metadata.labels[WORKSPACE_LABEL];
-  const id = resource.metadata.labels[ID_LABEL];
-  if (!workspace || !id)
-    throw new TypeError(`${kind.kind} ${resource.metadata.name} lacks its workspace and id labels`);
+  const identity = identityOf(resource);
+  if (identity === undefined)
+    throw new TypeError(`${kind.kind} ${resource.metadata.name} lacks valid workspace and id labels`);
+  const { workspace, id } = identity;
   const json: JsonObject = {
     ...resource.spec,
     ...(resource.status ?? {}),

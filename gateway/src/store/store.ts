@@ -3,10 +3,12 @@ import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } fr
 import { ApiError, notFound } from '../errors/api-error.ts';
 import { Code } from '../errors/code.ts';
 import { GROUP, VERSION, WORKSPACE_LABEL, type ResourceKind } from '../../../shared/resources.ts';
+import { log } from '../log.ts';
+import { earlierObjectNames, objectName } from './names.ts';
 import {
   fromCustomResource,
+  identityOf,
   intentOf,
-  objectName,
   splitName,
   toCustomResource,
   type CustomResource,
@@ -59,6 +61,16 @@ export class ResourceStore {
 
   /** Creates the resource; ALREADY_EXISTS when its name is taken. */
   async create(kind: ResourceKind, message: { name: string }, options: WriteOptions = {}): Promise<Stored> {
+    const { workspace, id } = splitName(kind, message.name);
+    if (objectName(workspace, id) === undefined) {
+      throw new ApiError(Code.INVALID_ARGUMENT, `"${message.name}" is not a name that can be stored`, {
+        reason: 'INVALID_NAME',
+      });
+    }
+    // An object of an earlier release may hold the identity under another name.
+    if (earlierObjectNames(workspace, id).length > 0 && (await this.find(kind, message.name)) !== undefined) {
+      throw storeError({ code: 409 }, message.name, 'create');
+    }
     const resource = toCustomResource(kind, message, this.namespace, options.intent);
     const created = await this.call(message.name, 'create', () =>
       this.api.createNamespacedCustomObject({ ...this.target(kind), body: resource }),
@@ -77,11 +89,36 @@ export class ResourceStore {
 
   /** The resource of `name`; NOT_FOUND when there is none. */
   async get(kind: ResourceKind, name: string): Promise<Stored> {
+    return stored(kind, await this.locate(kind, name));
+  }
+
+  /** The object of `name`; NOT_FOUND when there is none. */
+  private async locate(kind: ResourceKind, name: string): Promise<CustomResource> {
+    const found = await this.find(kind, name);
+    if (found === undefined) throw notFound(name);
+    return found;
+  }
+
+  /**
+   * The object that holds the resource `name`: under its current object name or one an earlier
+   * release gave it, and only if its labels name exactly this resource (an object named alike
+   * may belong to another workspace or have been written by hand).
+   */
+  private async find(kind: ResourceKind, name: string): Promise<CustomResource | undefined> {
     const { workspace, id } = splitName(kind, name);
-    const resource = await this.call(name, 'get', () =>
-      this.api.getNamespacedCustomObject({ ...this.target(kind), name: objectName(workspace, id) }),
-    );
-    return stored(kind, resource);
+    const current = objectName(workspace, id);
+    if (current === undefined) return undefined;
+    for (const candidate of [current, ...earlierObjectNames(workspace, id)]) {
+      const found = await this.call(name, 'get', () =>
+        this.api.getNamespacedCustomObject({ ...this.target(kind), name: candidate }),
+      ).catch((error: unknown) => {
+        if (error instanceof ApiError && error.code === Code.NOT_FOUND) return undefined;
+        throw error;
+      });
+      const identity = found === undefined ? undefined : identityOf(found);
+      if (identity?.workspace === workspace && identity.id === id) return found;
+    }
+    return undefined;
   }
 
   /** Every resource of `kind` in a workspace, or in all workspaces for `-`. */
@@ -92,7 +129,15 @@ export class ResourceStore {
         labelSelector: workspace === '-' ? WORKSPACE_LABEL : `${WORKSPACE_LABEL}=${workspace}`,
       }),
     )) as unknown as { items: CustomResource[] };
-    return list.items.map((item) => stored(kind, item));
+    return list.items.flatMap((item) => {
+      if (identityOf(item) !== undefined) return [stored(kind, item)];
+      // Written by hand, or by a release with looser workspace rules: no API name can reach it.
+      log.warn(
+        { kind: kind.kind, object: item.metadata.name },
+        'object without a valid workspace and id skipped',
+      );
+      return [];
+    });
   }
 
   /** Replaces the resource if it is still at `resourceVersion`; ABORTED otherwise. */
@@ -103,18 +148,18 @@ export class ResourceStore {
     options: WriteOptions = {},
   ): Promise<Stored> {
     const resource = toCustomResource(kind, message, this.namespace, options.intent);
-    resource.metadata.resourceVersion = resourceVersion;
+    const current = await this.locate(kind, message.name);
     const replaced = await this.call(message.name, 'update', async () => {
       // A replace rewrites metadata too: keep what others keep there (the operator's finalizer,
-      // activity annotations). The resourceVersion still guards the whole write.
-      const current = (await this.api.getNamespacedCustomObject({
-        ...this.target(kind),
-        name: resource.metadata.name,
-      })) as CustomResource;
-      const body = { ...resource, metadata: { ...current.metadata, ...resource.metadata } };
+      // activity annotations), and the object's name, which an earlier release may have chosen.
+      // The resourceVersion the caller read still guards the whole write.
+      const body = {
+        ...resource,
+        metadata: { ...current.metadata, ...resource.metadata, name: current.metadata.name, resourceVersion },
+      };
       return (await this.api.replaceNamespacedCustomObject({
         ...this.target(kind),
-        name: resource.metadata.name,
+        name: current.metadata.name,
         body,
       })) as CustomResource;
     });
@@ -135,10 +180,10 @@ export class ResourceStore {
     name: string,
     annotations: Readonly<Record<string, string>>,
   ): Promise<void> {
-    const { workspace, id } = splitName(kind, name);
+    const { metadata } = await this.locate(kind, name);
     await this.call(name, 'update', () =>
       this.api.patchNamespacedCustomObject(
-        { ...this.target(kind), name: objectName(workspace, id), body: { metadata: { annotations } } },
+        { ...this.target(kind), name: metadata.name, body: { metadata: { annotations } } },
         setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
       ),
     );
@@ -146,12 +191,17 @@ export class ResourceStore {
 
   /** Deletes the resource, if given only while it is at `resourceVersion`; NOT_FOUND when gone. */
   async delete(kind: ResourceKind, name: string, resourceVersion?: string): Promise<void> {
-    const { workspace, id } = splitName(kind, name);
+    const { metadata } = await this.locate(kind, name);
+    // The uid makes sure that what is deleted is the object whose labels were just checked.
+    const preconditions = {
+      uid: metadata.uid,
+      ...(resourceVersion === undefined ? {} : { resourceVersion }),
+    };
     await this.call(name, 'delete', () =>
       this.api.deleteNamespacedCustomObject({
         ...this.target(kind),
-        name: objectName(workspace, id),
-        ...(resourceVersion === undefined ? {} : { body: { preconditions: { resourceVersion } } }),
+        name: metadata.name,
+        body: { preconditions },
       }),
     );
   }

@@ -5,12 +5,24 @@ import {
   MAX_LENGTH,
   RESOURCE_ID as RESOURCE_ID_TEXT,
   VERSION_ID as VERSION_ID_TEXT,
+  WORKSPACE_ID as WORKSPACE_ID_TEXT,
 } from '../../../shared/rules.ts';
 
 export { MAX_LENGTH };
 export const RESOURCE_ID = new RegExp(RESOURCE_ID_TEXT);
 export const ANNOTATION_KEY = new RegExp(ANNOTATION_KEY_TEXT);
 export const VERSION_ID = new RegExp(VERSION_ID_TEXT);
+export const WORKSPACE_ID = new RegExp(WORKSPACE_ID_TEXT);
+
+/** The first problem with `value` as a workspace id, or `undefined` when it is valid. */
+export function workspaceIdProblem(value: string): string | undefined {
+  if (value.length > MAX_LENGTH)
+    return `workspace id must be at most ${MAX_LENGTH} characters, got ${value.length}`;
+  if (!WORKSPACE_ID.test(value)) {
+    return `workspace id "${value}" must consist of lowercase letters, digits and hyphens, and start and end with a letter or digit`;
+  }
+  return undefined;
+}
 
 /** The first problem with `value` as a resource id, or `undefined` when it is valid. */
 export function resourceIdProblem(value: string): string | undefined {
