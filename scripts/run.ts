@@ -13,14 +13,16 @@ import { apiHandlers } from '../gateway/src/services/api.ts';
 import { PodLogs } from '../gateway/src/store/pod-logs.ts';
 import { ResourceStore } from '../gateway/src/store/store.ts';
 import { startCluster } from '../test/cluster/cluster.ts';
+import { DEFAULT_NODE_POOLS } from '../test/cluster/nodes.ts';
 import { startOperator } from '../operator/src/operator.ts';
 import { pino } from 'pino';
-import { untilSignal } from '../test/cluster/cli.ts';
+import { superviseShutdown } from '../test/cluster/shutdown.ts';
 import { startLocalIdentity, type LocalUser } from '../test/identity/local-identity.ts';
 import { serveStaticSite } from './static-site.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const RUN = join(ROOT, '.run');
+// AIEM_RUN_DIR moves the details file, e.g. for a test beside a developer's own `make run`.
+const RUN = process.env['AIEM_RUN_DIR'] ?? join(ROOT, '.run');
 const STACK = join(RUN, 'stack.json');
 
 /** What scripts need to reach the running stack. */
@@ -40,6 +42,13 @@ export interface StackInfo {
   identity?: { issuerUrl: string; clientId: string; audience: string; users: Record<string, LocalUser> };
 }
 
+/** A whole number from the environment variable `name`. */
+function count(name: string, fallback: number): number {
+  const value = Number(process.env[name] ?? fallback);
+  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a whole number`);
+  return value;
+}
+
 /** Listening addresses, from AIEM_HOST, AIEM_REST_PORT and AIEM_GRPC_PORT. */
 function port(name: string, fallback: number): number {
   const value = Number(process.env[name] ?? fallback);
@@ -48,12 +57,17 @@ function port(name: string, fallback: number): number {
   return value;
 }
 
-const stopped = untilSignal();
+// Ctrl+C stops the product first, then the cluster under it: each step is added once started,
+// and steps stop newest first.
+const shutdown = superviseShutdown();
 const cluster = await startCluster({
   log: (message) => {
     console.error(message);
   },
+  // AIEM_CPU_NODES: more simulated 16-CPU nodes, for hundreds of running engines.
+  nodes: { ...DEFAULT_NODE_POOLS, cpuNodes: count('AIEM_CPU_NODES', DEFAULT_NODE_POOLS.cpuNodes) },
 });
+shutdown.add({ name: 'the cluster', stop: () => cluster.stop(), kill: () => void cluster.kill() });
 // The product's resource kinds, so that `kubectl get aiem` works against the local stack.
 await cluster.kubectl(['apply', '-f', join(ROOT, 'crds')]);
 await cluster.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
@@ -78,7 +92,9 @@ const identity =
         accessTokenTtlSeconds: 12 * 60 * 60,
       })
     : undefined;
+if (identity) shutdown.add({ name: 'the OpenID provider', stop: () => identity.provider.stop() });
 const auth = authFromEnvironment({ ...process.env, ...identity?.environment });
+shutdown.add({ name: 'the policy watch', stop: () => Promise.resolve(auth.close()) });
 const gateway = await startGateway({
   host,
   restPort,
@@ -93,6 +109,7 @@ const gateway = await startGateway({
   authenticate: auth.authenticate,
   version,
 });
+shutdown.add({ name: 'the gateway', stop: () => gateway.stop() });
 // The documentation site beside the API, at its published base path (AIEM_DOCS_PORT).
 const docs = await serveStaticSite({
   root: join(ROOT, 'docs-site', 'build'),
@@ -100,6 +117,7 @@ const docs = await serveStaticSite({
   host,
   port: port('AIEM_DOCS_PORT', 3000),
 });
+shutdown.add({ name: 'the docs site', stop: () => docs.close() });
 // The operator turns engines into workloads on the simulated nodes; one replica needs no lease.
 const operator = await startOperator({
   kubeConfig: cluster.kubeConfig,
@@ -107,6 +125,7 @@ const operator = await startOperator({
   settings: { publicUrl },
   log: pino({ level: process.env['AIEM_LOG_LEVEL'] ?? 'info', base: { component: 'operator' } }),
 });
+shutdown.add({ name: 'the operator', stop: () => operator.stop() });
 mkdirSync(join(RUN, 'stack'), { recursive: true });
 const kubeconfig = join(RUN, 'stack', 'kubeconfig');
 copyFileSync(cluster.kubeconfigPath, kubeconfig);
@@ -130,6 +149,11 @@ const info: StackInfo = {
     : {}),
 };
 writeFileSync(STACK, `${JSON.stringify(info, null, 2)}\n`);
+const removeDetails = (): void => {
+  rmSync(STACK, { force: true });
+  rmSync(join(RUN, 'stack'), { recursive: true, force: true });
+};
+shutdown.add({ name: 'the details file', stop: () => Promise.resolve(removeDetails()), kill: removeDetails });
 console.log(
   [
     '',
@@ -167,13 +191,3 @@ function identityLines({ identity, restUrl }: StackInfo): string[] {
     `Python: h2o_engine_manager.login_custom(endpoint="${restUrl}", refresh_token=<refresh token>, issuer_url="${identity.issuerUrl}", client_id="${identity.clientId}")`,
   ];
 }
-
-await stopped;
-console.error('Stopping');
-rmSync(STACK, { force: true });
-await operator.stop();
-await gateway.stop();
-await docs.close();
-auth.close();
-await identity?.provider.stop();
-await cluster.stop();

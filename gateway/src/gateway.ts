@@ -6,6 +6,9 @@ import { grpcServer } from './grpc/server.ts';
 import type { Authenticate, Handlers } from './call/handler.ts';
 import { restRouter } from './rest/mux.ts';
 
+/** How long a stopping gateway lets calls in flight finish. */
+const DRAIN_MS = 2_000;
+
 /** Where the gateway listens; port 0 picks a free one. */
 export interface GatewayOptions {
   host: string;
@@ -63,12 +66,18 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     restUrl: `http://${options.host}:${restPort}`,
     grpcAddress: `${options.host}:${grpcPort}`,
     async stop(): Promise<void> {
+      // Drain: no new connections or calls; calls in flight get a moment to finish, then the
+      // rest are cut, so a stop is bounded whatever clients do.
+      const cut = setTimeout(() => {
+        http.closeAllConnections();
+        grpc.forceShutdown();
+      }, DRAIN_MS);
       await Promise.all([
         new Promise<void>((resolve) => {
           http.close(() => {
             resolve();
           });
-          http.closeAllConnections();
+          http.closeIdleConnections();
         }),
         new Promise<void>((resolve) => {
           grpc.tryShutdown(() => {
@@ -76,6 +85,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
           });
         }),
       ]);
+      clearTimeout(cut);
     },
   };
 }

@@ -9,6 +9,7 @@ import { copyFileSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, wr
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startCluster } from './cluster.ts';
+import { superviseShutdown } from './shutdown.ts';
 import { GiveUp, waitFor } from './wait.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -88,32 +89,25 @@ async function down(): Promise<void> {
   process.kill(pid, 'SIGTERM');
   await waitFor(() => Promise.resolve(running(pid) ? undefined : true), {
     what: `supervisor ${pid} to stop`,
-    timeoutMs: 60_000,
+    // The supervisor stops within 10 s, or kills what is left and exits.
+    timeoutMs: 20_000,
   });
   rmSync(STATE, { recursive: true, force: true });
   console.log('Local control plane stopped.');
 }
 
-/** Resolves on the first SIGINT (Ctrl+C) or SIGTERM. */
-export function untilSignal(): Promise<NodeJS.Signals> {
-  return new Promise((done) => {
-    const stop = (signal: NodeJS.Signals): void => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      done(signal);
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
-}
-
 /** Runs the cluster until a signal, publishing its kubeconfig at .run/kubeconfig. */
 async function serve(): Promise<void> {
-  const stopped = untilSignal();
+  const shutdown = superviseShutdown();
   const cluster = await startCluster({
     log: (message) => {
       console.error(message);
     },
+  });
+  shutdown.add({
+    name: 'the local control plane',
+    stop: () => cluster.stop(),
+    kill: () => void cluster.kill(),
   });
   mkdirSync(dirname(KUBECONFIG), { recursive: true });
   copyFileSync(cluster.kubeconfigPath, KUBECONFIG);
@@ -125,10 +119,8 @@ async function serve(): Promise<void> {
     pid: process.pid,
   };
   writeFileSync(READY, JSON.stringify(state, null, 2));
-  await stopped;
-  console.error('Stopping the local control plane');
-  rmSync(READY, { force: true });
-  await cluster.stop();
+  const removeReady = (): void => void rmSync(READY, { force: true });
+  shutdown.add({ name: 'the ready file', stop: () => Promise.resolve(removeReady()), kill: removeReady });
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

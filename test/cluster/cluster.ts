@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -60,9 +60,20 @@ export interface Cluster {
   components(): { name: string; pid: number | undefined; running: boolean }[];
   /** The last lines of every component's log, for a failure report. */
   logs(lines?: number): string;
-  /** Stops every component and waits for them to exit; removes the run folder unless `keepRunDir`. */
+  /**
+   * Stops every component and waits for them to exit, clients of the apiserver first, then
+   * kube-apiserver, then etcd, each given a few seconds before it is killed (7 s in all at most);
+   * removes the run folder unless `keepRunDir`.
+   */
   stop(options?: { keepRunDir?: boolean }): Promise<void>;
+  /** Kills every component at once and removes the run folder; for a second Ctrl+C. */
+  kill(): void;
 }
+
+/** How long each component may take to stop before it is killed; 7 s in all at most. */
+const CLIENT_GRACE_MS = 2_000;
+const APISERVER_GRACE_MS = 3_000;
+const ETCD_GRACE_MS = 2_000;
 
 const KWOK_STAGES = [
   'node/fast/node-initialize.yaml',
@@ -92,7 +103,12 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   let storage: StorageSimulator | undefined;
   const stopAll = async (keepRunDir: boolean): Promise<void> => {
     await storage?.stop();
-    for (const p of [...processes].reverse()) await p.stop();
+    // The apiserver's clients first and together, then the apiserver (whose graceful shutdown
+    // drains requests and watches), then etcd, which the apiserver needs until it is gone.
+    const [etcd, apiserver, ...clients] = processes;
+    await Promise.all(clients.map((p) => p.stop(CLIENT_GRACE_MS)));
+    await apiserver?.stop(APISERVER_GRACE_MS);
+    await etcd?.stop(ETCD_GRACE_MS);
     if (!keepRunDir) await rm(runDir, { recursive: true, force: true });
   };
 
@@ -159,6 +175,10 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       logs,
       components: () => processes.map((p) => ({ name: p.name, pid: p.pid, running: p.running() })),
       stop: (stopOptions) => stopAll(stopOptions?.keepRunDir ?? false),
+      kill: () => {
+        for (const p of processes) p.kill();
+        rmSync(runDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+      },
     };
   } catch (error: unknown) {
     const report = logs();

@@ -13,6 +13,8 @@ export interface ManagedProcess {
   running(): boolean;
   /** Sends SIGTERM, and SIGKILL after `graceMs`; resolves once the process is gone. */
   stop(graceMs?: number): Promise<void>;
+  /** Sends SIGKILL now, without waiting. */
+  kill(): void;
   /** The last `lines` lines of the process's log. */
   tail(lines?: number): string;
 }
@@ -35,9 +37,13 @@ export function startProcess(options: {
 }): ManagedProcess {
   const logPath = join(options.logDir, `${options.name}.log`);
   const log = createWriteStream(logPath, { flags: 'a' });
+  // Each component leads a process group of its own: a terminal's Ctrl+C goes to the foreground
+  // group, which then holds only the supervisor, so components stop when and in the order it
+  // decides (etcd must outlive kube-apiserver) instead of all at once.
   const child = spawn(options.command, options.args, {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: options.env ?? process.env,
+    detached: true,
   });
   live.add(child);
   child.stdout.pipe(log, { end: false });
@@ -65,6 +71,9 @@ export function startProcess(options: {
       const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
       await exited;
       clearTimeout(timer);
+    },
+    kill: () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     },
     tail: (lines = 40) => tailFile(logPath, lines),
   };

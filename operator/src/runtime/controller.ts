@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 /**
  * The controller runtime: informers turn every change of a watched object into the key of the
  * resource it belongs to; workers take keys from a de-duplicating queue and reconcile them from
@@ -46,6 +47,9 @@ export interface Controller {
   stop(): Promise<void>;
 }
 
+/** How long a stop waits for reconciles in flight. */
+const STOP_GRACE_MS = 2_000;
+
 /** Starts the informers and workers of one controller. */
 export async function startController(options: ControllerOptions): Promise<Controller> {
   const queue = new WorkQueue();
@@ -66,7 +70,10 @@ export async function startController(options: ControllerOptions): Promise<Contr
     // An informer stops on a watch error; start it again after a pause (it lists afresh).
     informer.on('error', (error: unknown) => {
       if (stopped) return;
-      log.warn({ err: error, path: source.path }, 'watch failed; restarting');
+      // A new kind's storage starting (429) is routine at start: one line, no stack.
+      if (statusCode(error) === 429)
+        log.info({ path: source.path }, 'watch refused for now (429); restarting');
+      else log.warn({ err: error, path: source.path }, 'watch failed; restarting');
       setTimeout(() => {
         informer.start().catch(() => undefined);
       }, 1000).unref();
@@ -85,7 +92,8 @@ export async function startController(options: ControllerOptions): Promise<Contr
       } catch (error: unknown) {
         errors.inc({ controller: options.name });
         // A write race (409) or a busy apiserver (429) is routine: the retry sorts it out.
-        const routine = [409, 429].includes(statusCode(error) ?? 0);
+        // After a stop, work abandoned against a cluster going away fails too: not news.
+        const routine = stopped || [409, 429].includes(statusCode(error) ?? 0);
         log[routine ? 'debug' : 'warn']({ err: error, key }, 'reconcile failed; retrying with backoff');
         queue.retry(key);
       } finally {
@@ -105,7 +113,13 @@ export async function startController(options: ControllerOptions): Promise<Contr
       stopped = true;
       queue.shutDown();
       await Promise.all(informers.map((i) => i.stop()));
-      await Promise.all(workers);
+      // Reconciles in flight may finish, but no longer than the grace: an apiserver that is
+      // itself stopping can keep a request for a minute, and a stop must stay bounded. What is
+      // left undone is picked up by the next leader from the objects themselves.
+      const grace = sleep(STOP_GRACE_MS, 'late' as const, { ref: false });
+      if ((await Promise.race([Promise.all(workers), grace])) === 'late') {
+        log.warn({ graceMs: STOP_GRACE_MS }, 'reconciles still running at stop; abandoned');
+      }
     },
   };
 }
