@@ -67,7 +67,13 @@ const cluster = await startCluster({
   // AIEM_CPU_NODES: more simulated 16-CPU nodes, for hundreds of running engines.
   nodes: { ...DEFAULT_NODE_POOLS, cpuNodes: count('AIEM_CPU_NODES', DEFAULT_NODE_POOLS.cpuNodes) },
 });
-shutdown.add({ name: 'the cluster', stop: () => cluster.stop(), kill: () => void cluster.kill() });
+shutdown.add({
+  name: 'the cluster',
+  stop: () => cluster.stop(),
+  kill: () => {
+    cluster.kill();
+  },
+});
 // The product's resource kinds, so that `kubectl get aiem` works against the local stack.
 await cluster.kubectl(['apply', '-f', join(ROOT, 'crds')]);
 await cluster.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
@@ -94,7 +100,13 @@ const identity =
     : undefined;
 if (identity) shutdown.add({ name: 'the OpenID provider', stop: () => identity.provider.stop() });
 const auth = authFromEnvironment({ ...process.env, ...identity?.environment });
-shutdown.add({ name: 'the policy watch', stop: () => Promise.resolve(auth.close()) });
+shutdown.add({
+  name: 'the policy watch',
+  stop: () => {
+    auth.close();
+    return Promise.resolve();
+  },
+});
 const gateway = await startGateway({
   host,
   restPort,
@@ -153,7 +165,14 @@ const removeDetails = (): void => {
   rmSync(STACK, { force: true });
   rmSync(join(RUN, 'stack'), { recursive: true, force: true });
 };
-shutdown.add({ name: 'the details file', stop: () => Promise.resolve(removeDetails()), kill: removeDetails });
+shutdown.add({
+  name: 'the details file',
+  stop: () => {
+    removeDetails();
+    return Promise.resolve();
+  },
+  kill: removeDetails,
+});
 console.log(
   [
     '',

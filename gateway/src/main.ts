@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';
+import { pooled } from '../../shared/kube-transport.ts';
 import { authFromEnvironment } from './auth/config.ts';
 import { startGateway } from './gateway.ts';
 import { log } from './log.ts';
@@ -32,7 +33,7 @@ try {
   const grpcPort = port('AIEM_GRPC_PORT', 9090);
   const namespace = env('AIEM_NAMESPACE', 'ai-engine-manager');
   const auth = authFromEnvironment();
-  const kubeConfig = new KubeConfig();
+  const kubeConfig = pooled(new KubeConfig());
   kubeConfig.loadFromDefault();
   const gateway = await startGateway({
     host,

@@ -6,6 +6,7 @@
 import { createServer, type Server } from 'node:http';
 import { hostname } from 'node:os';
 import { KubeConfig } from '@kubernetes/client-node';
+import { pooled } from '../../shared/kube-transport.ts';
 import { pino } from 'pino';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { startOperator, type Operator } from './operator.ts';
@@ -14,7 +15,7 @@ import { LeaderElector, type Leadership } from './runtime/leader-election.ts';
 const env = (name: string, fallback: string): string => process.env[name] ?? fallback;
 
 const log = pino({ level: env('AIEM_LOG_LEVEL', 'info'), base: { component: 'operator' } });
-const kubeConfig = new KubeConfig();
+const kubeConfig = pooled(new KubeConfig());
 kubeConfig.loadFromDefault();
 const namespace = env('AIEM_NAMESPACE', 'ai-engine-manager');
 const registry = new Registry();

@@ -107,7 +107,9 @@ async function serve(): Promise<void> {
   shutdown.add({
     name: 'the local control plane',
     stop: () => cluster.stop(),
-    kill: () => void cluster.kill(),
+    kill: () => {
+      cluster.kill();
+    },
   });
   mkdirSync(dirname(KUBECONFIG), { recursive: true });
   copyFileSync(cluster.kubeconfigPath, KUBECONFIG);
@@ -119,8 +121,17 @@ async function serve(): Promise<void> {
     pid: process.pid,
   };
   writeFileSync(READY, JSON.stringify(state, null, 2));
-  const removeReady = (): void => void rmSync(READY, { force: true });
-  shutdown.add({ name: 'the ready file', stop: () => Promise.resolve(removeReady()), kill: removeReady });
+  const removeReady = (): void => {
+    rmSync(READY, { force: true });
+  };
+  shutdown.add({
+    name: 'the ready file',
+    stop: () => {
+      removeReady();
+      return Promise.resolve();
+    },
+    kill: removeReady,
+  });
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

@@ -13,6 +13,7 @@ import {
   type V1CustomResourceDefinition,
   type V1Node,
 } from '@kubernetes/client-node';
+import { pooled } from '../../shared/kube-transport.ts';
 import { dump, load } from 'js-yaml';
 import { ensureBinaries, type Binaries } from './binaries.ts';
 import { DEFAULT_NODE_POOLS, simulatedNodes, type NodePoolOptions, KWOK_NODE_ANNOTATION } from './nodes.ts';
@@ -119,7 +120,8 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     const server = await startApiserver({ binaries, runDir, processes, pki, etcdUrl });
     const kubeconfigPath = join(runDir, 'kubeconfig');
     await writeFile(kubeconfigPath, adminKubeconfig(server, pki), { mode: 0o600 });
-    const kubeConfig = new KubeConfig();
+    // One connection pool for every client of the cluster (see shared/kube-transport.ts).
+    const kubeConfig = pooled(new KubeConfig());
     kubeConfig.loadFromFile(kubeconfigPath);
     log(`kube-apiserver ready at ${server} after ${Date.now() - started} ms`);
 

@@ -29,7 +29,11 @@ export interface Shutdown {
 
 /** Installs the SIGINT and SIGTERM handlers and returns the step list they stop. */
 export function superviseShutdown(options: ShutdownOptions = {}): Shutdown {
-  const log = options.log ?? ((message: string) => void console.error(message));
+  const log =
+    options.log ??
+    ((message: string) => {
+      console.error(message);
+    });
   const deadlineMs = options.deadlineMs ?? 12_000;
   const steps: StopStep[] = [];
   let stopping = false;

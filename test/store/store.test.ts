@@ -1,3 +1,4 @@
+import diagnostics from 'node:diagnostics_channel';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
@@ -224,5 +225,37 @@ describe('ResourceStore', () => {
       expect(await exists(VERSION.plural, objectName('global', '2.0.0-RC1') ?? '')).toBe(true);
       expect((await store.get(VERSION, name)).message).toMatchObject({ name });
     });
+  });
+
+  test('a burst of calls reuses pooled connections instead of one TLS handshake each', async () => {
+    // undici announces every new connection on this channel, whichever copy of it connects.
+    const connects: unknown[] = [];
+    const onConnect = (message: unknown): void => {
+      connects.push(message);
+    };
+    diagnostics.subscribe('undici:client:connected', onConnect);
+    try {
+      await store.create(PROFILE, profile('pool', 'p1'));
+      connects.length = 0;
+      for (let i = 0; i < 50; i++) await store.get(PROFILE, 'workspaces/pool/daiEngineProfiles/p1');
+      const sequential = connects.length;
+      await Promise.all(
+        Array.from({ length: 200 }, () => store.get(PROFILE, 'workspaces/pool/daiEngineProfiles/p1')),
+      );
+      // 200 calls at once may open parallel connections, but far fewer than one per call, and
+      // later calls find them open.
+      expect({ sequential, burst: connects.length - sequential }).toEqual({
+        sequential: 0,
+        burst: expect.any(Number) as unknown,
+      });
+      expect(connects.length - sequential).toBeLessThan(100);
+      connects.length = 0;
+      await Promise.all(
+        Array.from({ length: 50 }, () => store.get(PROFILE, 'workspaces/pool/daiEngineProfiles/p1')),
+      );
+      expect(connects.length).toBeLessThanOrEqual(5);
+    } finally {
+      diagnostics.unsubscribe('undici:client:connected', onConnect);
+    }
   });
 });
