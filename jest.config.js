@@ -9,6 +9,7 @@ process.env['AIEM_LOG_LEVEL'] ??= 'silent';
 
 export default {
   testEnvironment: '<rootDir>/test/helpers/environment.js',
+  setupFiles: ['<rootDir>/test/helpers/property-seed.ts'],
   extensionsToTreatAsEsm: ['.ts'],
   transform: {
     '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: { rewriteRelativeImportExtensions: false } }],

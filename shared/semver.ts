@@ -1,11 +1,13 @@
 /**
  * Order of engine versions such as `1.10.6`, `1.10.6.1` and `1.10.6-alpha`: numeric segments
  * compared as numbers (any count; a missing segment counts as 0), and a pre-release below its
- * release, pre-release identifiers compared as semver 2.0 does.
+ * release, pre-release identifiers compared as semver 2.0 does; build metadata (`+…`) is
+ * ignored. It is a total order over every string: a segment that is not a number (a notebook
+ * image id such as `jupyter-python`, a typo in a filter) sorts after the numbers, as text.
  */
 export function compareVersions(a: string, b: string): number {
-  const [coreA, preA] = splitOnce(a);
-  const [coreB, preB] = splitOnce(b);
+  const [coreA, preA] = splitOnce(withoutBuild(a));
+  const [coreB, preB] = splitOnce(withoutBuild(b));
   const core = compareCore(coreA.split('.'), coreB.split('.'));
   if (core !== 0) return core;
   if (preA === undefined || preB === undefined)
@@ -18,9 +20,14 @@ function splitOnce(version: string): [string, string | undefined] {
   return dash < 0 ? [version, undefined] : [version.slice(0, dash), version.slice(dash + 1)];
 }
 
+function withoutBuild(version: string): string {
+  const plus = version.indexOf('+');
+  return plus < 0 ? version : version.slice(0, plus);
+}
+
 function compareCore(a: readonly string[], b: readonly string[]): number {
   for (let i = 0; i < Math.max(a.length, b.length); i++) {
-    const diff = compareBig(BigInt(a[i] ?? '0'), BigInt(b[i] ?? '0'));
+    const diff = compareIdentifier(a[i] ?? '0', b[i] ?? '0');
     if (diff !== 0) return diff;
   }
   return 0;
@@ -34,7 +41,7 @@ function comparePreRelease(a: readonly string[], b: readonly string[]): number {
   return a.length - b.length;
 }
 
-/** Numeric identifiers compare as numbers and below alphanumeric ones. */
+/** Numeric identifiers compare as numbers and below alphanumeric ones (semver 2.0, 11.4). */
 function compareIdentifier(a: string, b: string): number {
   const numA = /^[0-9]+$/.test(a);
   const numB = /^[0-9]+$/.test(b);

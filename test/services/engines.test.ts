@@ -556,6 +556,19 @@ describe('H2OEngineService and NotebookEngineService over REST', () => {
     expect(notebooks['engines']).toMatchObject([
       { type: 'TYPE_NOTEBOOK', version: 'jupyter', deletedVersion: false },
     ]);
+    // A notebook's version is its image id: comparing it with a release number orders it after
+    // the numbers, and ordering by version sorts it last.
+    const byVersion = await ok(
+      api().rest(
+        'GET',
+        `/v1/workspaces/mixed/engines?filter=${enc('version >= "0.1.0"')}&orderBy=${enc('version desc')}`,
+      ),
+    );
+    expect((byVersion['engines'] as { version: string }[]).map((e) => e.version)).toEqual([
+      'jupyter',
+      '1.10.6',
+      '1.10.5',
+    ]);
     const everywhere = await ok(api().rest('GET', '/v1/workspaces/-/engines?pageSize=1000'));
     expect(Number(everywhere['totalSize'])).toBeGreaterThan(3);
   });
@@ -580,6 +593,12 @@ describe('H2O and notebook engines over REST, every call', () => {
     expect(list).toMatchObject({ totalSize: 1, nextPageToken: '' });
     const updated = await ok(api().rest('PATCH', `${path}?updateMask=node_count`, { nodeCount: 3 }));
     expect(updated['h2oEngine']).toMatchObject({ nodeCount: 3 });
+    // The generic list reports the engine's totals: three nodes of the per-node sizes.
+    const perNode = updated['h2oEngine'] as { cpu: number; memoryBytes: string };
+    const generic = await ok(api().rest('GET', '/v1/workspaces/h2o-all/engines'));
+    expect(generic['engines']).toMatchObject([
+      { type: 'TYPE_H2O', cpu: perNode.cpu * 3, memoryBytes: String(BigInt(perNode.memoryBytes) * 3n) },
+    ]);
     expect((await ok(api().rest('POST', `${path}:downloadLogs`)))['logs']).toMatchObject({
       contentType: 'text/plain',
     });

@@ -1,5 +1,7 @@
+import fc from 'fast-check';
 import { ApiError } from '../errors/api-error.ts';
-import { compileFilter, compileOrder, parseFilter, type FilterSchema } from './filter.ts';
+import { Code } from '../errors/code.ts';
+import { compileFilter, compileOrder, FILTER_LIMITS, parseFilter, type FilterSchema } from './filter.ts';
 
 interface Engine {
   name: string;
@@ -144,17 +146,171 @@ describe('compileFilter()', () => {
   });
 
   test('parses into a tree with positions', () => {
-    expect(parseFilter('a = 1 OR b')).toEqual({
+    expect(parseFilter('a = 1 OR b OR (c)')).toEqual({
       type: 'or',
-      left: {
-        type: 'restriction',
-        field: 'a',
-        at: 1,
-        comparator: '=',
-        value: { text: '1', quoted: false, at: 5 },
-      },
-      right: { type: 'restriction', field: 'b', at: 10 },
+      operands: [
+        {
+          type: 'restriction',
+          field: 'a',
+          at: 1,
+          comparator: '=',
+          value: { text: '1', quoted: false, at: 5 },
+        },
+        { type: 'restriction', field: 'b', at: 10 },
+        { type: 'restriction', field: 'c', at: 16 },
+      ],
     });
+  });
+});
+
+describe('filter limits', () => {
+  test('takes a filter at every limit', () => {
+    const ors = Array.from({ length: FILTER_LIMITS.restrictions }, () => 'cpu = 1').join(' OR ');
+    expect(ors.length).toBeLessThanOrEqual(FILTER_LIMITS.length);
+    expect(matching(ors)).toEqual(['a']);
+    const nested = `${'('.repeat(FILTER_LIMITS.depth)}cpu = 4${')'.repeat(FILTER_LIMITS.depth)}`;
+    expect(matching(nested)).toEqual(['b']);
+  });
+
+  test.each<[string, string, string]>([
+    ['20,000 ORs', Array.from({ length: 20_000 }, () => 'a').join(' OR '), 'longer than 16384 characters'],
+    [
+      '1,001 restrictions',
+      Array.from({ length: 1_001 }, () => 'cpu=1').join(' '),
+      'more than 1000 restrictions',
+    ],
+    ['5,000 nested parentheses', `${'('.repeat(5_000)}cpu = 1${')'.repeat(5_000)}`, 'nest deeper than 32'],
+    [
+      '33 nested parentheses',
+      `${'('.repeat(33)}cpu = 1${')'.repeat(33)}`,
+      'nest deeper than 32 (at column 33)',
+    ],
+    ['a field named after Object.prototype', 'constructor = 1', 'unknown field "constructor"'],
+    ['__proto__', '__proto__:x', 'unknown field "__proto__"'],
+  ])('refuses %s with INVALID_ARGUMENT naming the limit', (_, filter, message) => {
+    expect(error(filter)).toContain(message);
+  });
+});
+
+/** A filter built from known fields and values, and what it should match, computed apart. */
+type Expression =
+  | { op: 'and' | 'or'; operands: Expression[] }
+  | { op: 'not'; operand: Expression }
+  | { op: 'cpu' | 'state'; comparator: '=' | '!=' | '<' | '>='; value: number | string };
+
+const restriction: fc.Arbitrary<Expression> = fc.oneof(
+  fc.record({
+    op: fc.constant('cpu' as const),
+    comparator: fc.constantFrom('=' as const, '!=' as const, '<' as const, '>=' as const),
+    value: fc.integer({ min: -1, max: 9 }),
+  }),
+  fc.record({
+    op: fc.constant('state' as const),
+    comparator: fc.constantFrom('=' as const, '!=' as const),
+    value: fc.constantFrom('STATE_RUNNING', 'STATE_PAUSED', 'STATE_STARTING'),
+  }),
+);
+
+const { expression } = fc.letrec<{ expression: Expression }>((tie) => ({
+  expression: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    restriction,
+    fc.record({ op: fc.constant('not' as const), operand: tie('expression') }),
+    fc.record({
+      op: fc.constantFrom('and' as const, 'or' as const),
+      operands: fc.array(tie('expression'), { minLength: 2, maxLength: 4 }),
+    }),
+  ),
+}));
+
+/** The expression as filter text, every compound in parentheses. */
+function render(e: Expression): string {
+  switch (e.op) {
+    case 'and':
+    case 'or':
+      return `(${e.operands.map(render).join(e.op === 'and' ? ' AND ' : ' OR ')})`;
+    case 'not':
+      return `NOT (${render(e.operand)})`;
+    default:
+      return `${e.op} ${e.comparator} ${e.value}`;
+  }
+}
+
+function holds(e: Expression, engine: Engine): boolean {
+  switch (e.op) {
+    case 'and':
+      return e.operands.every((o) => holds(o, engine));
+    case 'or':
+      return e.operands.some((o) => holds(o, engine));
+    case 'not':
+      return !holds(e.operand, engine);
+    default: {
+      const actual = e.op === 'cpu' ? engine.cpu : engine.state;
+      const order = actual < e.value ? -1 : actual > e.value ? 1 : 0;
+      return { '=': order === 0, '!=': order !== 0, '<': order < 0, '>=': order >= 0 }[e.comparator];
+    }
+  }
+}
+
+describe('filter properties', () => {
+  test('a filter matches exactly what its expression says', () => {
+    fc.assert(
+      fc.property(expression, (e) => {
+        const text = render(e);
+        fc.pre(text.length <= FILTER_LIMITS.length && (text.match(/\(/g) ?? []).length <= 200);
+        try {
+          expect(matching(text)).toEqual(ENGINES.filter((engine) => holds(e, engine)).map((x) => x.name));
+        } catch (problem: unknown) {
+          // Only the nesting limit may refuse a generated filter.
+          if (!(problem instanceof ApiError && problem.message.includes('nest deeper'))) throw problem;
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  test('any text either compiles into a predicate that never throws, or is refused as INVALID_ARGUMENT', () => {
+    const words = fc.constantFrom(
+      'cpu',
+      'state',
+      'version',
+      'AND',
+      'OR',
+      'NOT',
+      '-',
+      '(',
+      ')',
+      '=',
+      '<=',
+      ':',
+      '"x',
+      "'y'",
+      '1.a',
+      'STATE_RUNNING',
+      '2024-01-01T00:00:00Z',
+      '3600s',
+      'constructor',
+      '*',
+      '\uD800',
+    );
+    const text = fc.oneof(
+      fc.string({ maxLength: 80 }),
+      fc.array(words, { maxLength: 30 }).map((w) => w.join(' ')),
+    );
+    fc.assert(
+      fc.property(text, (filter) => {
+        let predicate: ((e: Engine) => boolean) | undefined;
+        try {
+          predicate = compileFilter(filter, SCHEMA);
+        } catch (problem: unknown) {
+          expect(problem).toBeInstanceOf(ApiError);
+          expect(problem).toMatchObject({ code: Code.INVALID_ARGUMENT, violations: [{ field: 'filter' }] });
+          return;
+        }
+        for (const engine of ENGINES) expect(typeof predicate(engine)).toBe('boolean');
+      }),
+      { numRuns: 2_000 },
+    );
   });
 });
 
@@ -178,5 +334,16 @@ describe('compileOrder()', () => {
   test('refuses unknown fields and directions', () => {
     expect(() => compileOrder('colour', SCHEMA, byName)).toThrow('unknown field "colour"');
     expect(() => compileOrder('cpu sideways', SCHEMA, byName)).toThrow('optionally followed by "desc"');
+    expect(() => compileOrder('cpu, name desc, cpu desc', SCHEMA, byName)).toThrow(
+      '"cpu" is named more than once',
+    );
+    expect(() => compileOrder('constructor', SCHEMA, byName)).toThrow('unknown field "constructor"');
+  });
+
+  test('orders by versions that are not numbers (image ids), without failing', () => {
+    const versions = ['jupyter', '1.10.4', '1.a', '2+build', ''];
+    const bySpec = (v: string): Engine => ({ ...(ENGINES[0] as Engine), version: v, name: v });
+    const sorted = versions.map(bySpec).sort(compileOrder('version', SCHEMA, byName));
+    expect(sorted.map((e) => e.name)).toEqual(['1.10.4', '1.a', '2+build', '', 'jupyter']);
   });
 });

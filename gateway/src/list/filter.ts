@@ -12,15 +12,29 @@
  *
  * Values may be quoted ("…" or '…') or bare; bare values may contain `. : - + *` so that
  * versions, durations and timestamps need no quotes, as the Python client writes them.
+ *
+ * A filter is bounded (FILTER_LIMITS): its length, its number of restrictions and how deep its
+ * parentheses nest. Runs of AND or OR become one node with many operands, so neither parsing
+ * nor matching recurses deeper than the parentheses do, whatever the caller sends.
  */
 import { invalidArgument, type ApiError } from '../errors/api-error.ts';
 import { compareVersions } from '../../../shared/semver.ts';
 
 export type Comparator = '<=' | '<' | '>=' | '>' | '!=' | '=' | ':';
 
+/** What a filter may hold; more is refused as INVALID_ARGUMENT before anything is matched. */
+export const FILTER_LIMITS = {
+  /** Characters (a REST query string cannot carry much more anyway). */
+  length: 16_384,
+  /** Comparisons such as `cpu > 1`. */
+  restrictions: 1_000,
+  /** Parentheses inside parentheses. */
+  depth: 32,
+} as const;
+
 /** The parsed filter. */
 export type FilterNode =
-  | { type: 'and' | 'or'; left: FilterNode; right: FilterNode }
+  | { type: 'and' | 'or'; operands: FilterNode[] }
   | { type: 'not'; operand: FilterNode }
   | { type: 'restriction'; field: string; at: number; comparator?: Comparator; value?: Value };
 
@@ -110,8 +124,16 @@ function tokenize(source: string): Token[] {
 class Parser {
   private readonly tokens: Token[];
   private index = 0;
+  private depth = 0;
+  private restrictions = 0;
 
   constructor(source: string) {
+    if (source.length > FILTER_LIMITS.length) {
+      throw new FilterError(
+        `the filter is longer than ${FILTER_LIMITS.length} characters`,
+        FILTER_LIMITS.length + 1,
+      );
+    }
     this.tokens = tokenize(source);
   }
 
@@ -139,18 +161,18 @@ class Parser {
   }
 
   private expression(): FilterNode {
-    let node = this.sequence();
+    const operands = [this.sequence()];
     while (this.isKeyword('AND')) {
       this.next();
-      node = { type: 'and', left: node, right: this.sequence() };
+      operands.push(this.sequence());
     }
-    return node;
+    return joined('and', operands);
   }
 
   private sequence(): FilterNode {
-    let node = this.factor();
-    while (this.startsTerm()) node = { type: 'and', left: node, right: this.factor() };
-    return node;
+    const operands = [this.factor()];
+    while (this.startsTerm()) operands.push(this.factor());
+    return joined('and', operands);
   }
 
   private startsTerm(): boolean {
@@ -160,12 +182,12 @@ class Parser {
   }
 
   private factor(): FilterNode {
-    let node = this.term();
+    const operands = [this.term()];
     while (this.isKeyword('OR')) {
       this.next();
-      node = { type: 'or', left: node, right: this.term() };
+      operands.push(this.term());
     }
-    return node;
+    return joined('or', operands);
   }
 
   private term(): FilterNode {
@@ -178,17 +200,15 @@ class Parser {
 
   private simple(): FilterNode {
     const token = this.next();
-    if (token.kind === '(') {
-      const node = this.expression();
-      const close = this.next();
-      if (close.kind !== ')') throw new FilterError('expected ")"', close.at);
-      return node;
-    }
+    if (token.kind === '(') return this.parenthesised(token);
     if (token.kind !== 'text' || ['AND', 'OR', 'NOT'].includes(token.text)) {
       throw new FilterError(
         token.kind === 'end' ? 'the filter ends too early' : `expected a field, got "${token.text}"`,
         token.at,
       );
+    }
+    if (++this.restrictions > FILTER_LIMITS.restrictions) {
+      throw new FilterError(`the filter has more than ${FILTER_LIMITS.restrictions} restrictions`, token.at);
     }
     if (this.peek().kind !== 'comparator') return { type: 'restriction', field: token.text, at: token.at };
     const comparator = this.next().text as Comparator;
@@ -204,6 +224,23 @@ class Parser {
       value: { text: value.text, quoted: value.kind === 'string', at: value.at },
     };
   }
+
+  private parenthesised(open: Token): FilterNode {
+    if (++this.depth > FILTER_LIMITS.depth) {
+      throw new FilterError(`parentheses nest deeper than ${FILTER_LIMITS.depth}`, open.at);
+    }
+    const node = this.expression();
+    const close = this.next();
+    if (close.kind !== ')') throw new FilterError('expected ")"', close.at);
+    this.depth--;
+    return node;
+  }
+}
+
+/** One operand as itself; several, joined; operands of the same join are flattened into it. */
+function joined(type: 'and' | 'or', operands: FilterNode[]): FilterNode {
+  if (operands.length === 1) return operands[0] as FilterNode;
+  return { type, operands: operands.flatMap((o) => (o.type === type ? o.operands : [o])) };
 }
 
 /** Parses an AIP-160 filter; `undefined` for an empty one. */
@@ -251,9 +288,10 @@ const LITERALS: Record<FieldType, { expected: string; read: (text: string) => Co
     read: (t) => (/^\d{4}-\d{2}-\d{2}T/.test(t) && !Number.isNaN(Date.parse(t)) ? Date.parse(t) : undefined),
   },
   duration: { expected: 'a duration such as "3600s"', read: durationNanos },
+  // Notebook engines' versions are image ids, so a version may also be a word.
   version: {
-    expected: 'a version such as 1.10.6',
-    read: (t) => (/^[0-9][0-9A-Za-z.+-]*$/.test(t) ? t : undefined),
+    expected: 'a version such as 1.10.6 (or an image id)',
+    read: (t) => (/^[0-9A-Za-z][0-9A-Za-z._+-]*$/.test(t) ? t : undefined),
   },
   string: { expected: 'a string', read: (t) => t },
 };
@@ -307,10 +345,11 @@ function compileRestriction<T>(
   node: Extract<FilterNode, { type: 'restriction' }>,
   schema: FilterSchema<T>,
 ): Predicate<T> {
-  const spec = schema[node.field];
+  // Own fields only: `constructor` or `__proto__` name no field.
+  const spec = Object.hasOwn(schema, node.field) ? schema[node.field] : undefined;
   if (spec === undefined) {
     throw new FilterError(
-      `unknown field "${node.field}"; filterable: ${Object.keys(schema).join(', ')}`,
+      `unknown field "${node.field.slice(0, 64)}"; filterable: ${Object.keys(schema).join(', ')}`,
       node.at,
     );
   }
@@ -334,12 +373,12 @@ function compileRestriction<T>(
 function compileNode<T>(node: FilterNode, schema: FilterSchema<T>): Predicate<T> {
   switch (node.type) {
     case 'and': {
-      const [l, r] = [compileNode(node.left, schema), compileNode(node.right, schema)];
-      return (item) => l(item) && r(item);
+      const operands = node.operands.map((o) => compileNode(o, schema));
+      return (item) => operands.every((p) => p(item));
     }
     case 'or': {
-      const [l, r] = [compileNode(node.left, schema), compileNode(node.right, schema)];
-      return (item) => l(item) || r(item);
+      const operands = node.operands.map((o) => compileNode(o, schema));
+      return (item) => operands.some((p) => p(item));
     }
     case 'not': {
       const operand = compileNode(node.operand, schema);
@@ -376,23 +415,27 @@ export function compileOrder<T>(
   schema: FilterSchema<T>,
   fallback: (a: T, b: T) => number,
 ): (a: T, b: T) => number {
-  const keys = orderBy
-    .split(',')
-    .map((part) => part.trim())
-    .filter((part) => part !== '')
-    .map((part) => {
-      const [field = '', direction = 'asc', extra] = part.split(/\s+/);
-      const spec = schema[field];
-      if (spec === undefined || extra !== undefined || !['asc', 'desc'].includes(direction)) {
-        throw invalidArgument(
-          'order_by',
-          spec === undefined
-            ? `unknown field "${field}"; orderable: ${Object.keys(schema).join(', ')}`
-            : `"${part}" must be a field, optionally followed by "desc"`,
-        );
-      }
-      return { spec, sign: direction === 'desc' ? -1 : 1 };
-    });
+  const keys = orderKeys(orderBy).map((part, index, parts) => {
+    const [field = '', direction = 'asc', extra] = part.split(/\s+/);
+    const spec = Object.hasOwn(schema, field) ? schema[field] : undefined;
+    if (spec === undefined) {
+      throw invalidArgument(
+        'order_by',
+        `unknown field "${field.slice(0, 64)}"; orderable: ${Object.keys(schema).join(', ')}`,
+      );
+    }
+    if (extra !== undefined || !['asc', 'desc'].includes(direction)) {
+      throw invalidArgument(
+        'order_by',
+        `"${part.slice(0, 64)}" must be a field, optionally followed by "desc"`,
+      );
+    }
+    // Each field once: a repeat orders nothing more, and it bounds the work of every comparison.
+    if (parts.slice(0, index).some((earlier) => earlier.split(/\s+/)[0] === field)) {
+      throw invalidArgument('order_by', `"${field}" is named more than once`);
+    }
+    return { spec, sign: direction === 'desc' ? -1 : 1 };
+  });
   return (a, b) => {
     for (const { spec, sign } of keys) {
       const order = compareValues(spec, spec.get(a), spec.get(b));
@@ -400,6 +443,14 @@ export function compileOrder<T>(
     }
     return fallback(a, b);
   };
+}
+
+/** The comma-separated parts of an `order_by`, trimmed, the empty ones dropped. */
+function orderKeys(orderBy: string): string[] {
+  return orderBy
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '');
 }
 
 /** Unset values sort first. */

@@ -27,6 +27,8 @@ interface Source {
   versionKind: ResourceKind;
   /** Whether the kind's versions can be upgraded in place (DAI). */
   upgradable?: boolean;
+  /** Whether cpu, gpu and memory are per node, of `nodeCount` nodes (H2O). */
+  perNode?: boolean;
 }
 
 const SOURCES: readonly Source[] = [
@@ -46,6 +48,7 @@ const SOURCES: readonly Source[] = [
     versionField: 'h2oEngineVersion',
     infoField: 'h2oEngineVersionInfo',
     versionKind: RESOURCE_KINDS.H2OEngineVersion,
+    perNode: true,
   },
   {
     kind: RESOURCE_KINDS.NotebookEngine,
@@ -79,12 +82,26 @@ function toEngine(
     deletedVersion: !versions.some((v) => v.name === versionName),
     upgradeAvailable:
       source.upgradable === true && upgradeAvailable(String(message['name']), versionName, versions),
-    cpu: (message['cpu'] as number | undefined) ?? 0,
-    gpu: (message['gpu'] as number | undefined) ?? 0,
-    memoryBytes: (message['memoryBytes'] as string | undefined) ?? '0',
+    ...engineTotals(source, message),
     storageBytes: (message['storageBytes'] as string | undefined) ?? '0',
     visitable: stateName === 'STATE_RUNNING',
   } as ListedEngine;
+}
+
+/**
+ * The engine's cpu, gpu and memory in all: the generic list reports totals, and an H2O engine
+ * keeps them per node.
+ */
+function engineTotals(
+  source: Source,
+  message: Record<string, unknown>,
+): { cpu: number; gpu: number; memoryBytes: string } {
+  const nodes = source.perNode === true ? ((message['nodeCount'] as number | undefined) ?? 1) : 1;
+  return {
+    cpu: ((message['cpu'] as number | undefined) ?? 0) * nodes,
+    gpu: ((message['gpu'] as number | undefined) ?? 0) * nodes,
+    memoryBytes: String(BigInt((message['memoryBytes'] as string | undefined) ?? '0') * BigInt(nodes)),
+  };
 }
 
 async function enginesIn(store: ResourceStore, workspace: string): Promise<ListedEngine[]> {
