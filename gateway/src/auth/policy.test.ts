@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import type { Caller } from './authorizer.ts';
 import { PERMISSIONS } from './permissions.ts';
-import { allows, parsePolicy, patternRegExp, PolicyError } from './policy.ts';
+import fc from 'fast-check';
+import { allows, parsePolicy, patternMatcher, PolicyError } from './policy.ts';
 import { DEFAULT_POLICY_FILE } from './policy-authorizer.ts';
 
 const caller = (subject: string, roles: string[] = []): Caller => ({ subject, displayName: subject, roles });
@@ -16,7 +17,7 @@ function problems(text: string): readonly string[] {
   return [];
 }
 
-describe('patternRegExp()', () => {
+describe('patternMatcher()', () => {
   test.each([
     ['*', 'anything/at all', true],
     ['actions/enginemanager/*', 'actions/enginemanager/daiEngines/GET', true],
@@ -30,7 +31,36 @@ describe('patternRegExp()', () => {
     ['(x)', '(x)', true],
     ['users/alice', 'users/alice2', false],
   ])('%s matches %s: %s', (pattern, value, expected) => {
-    expect(patternRegExp(pattern).test(value)).toBe(expected);
+    expect(patternMatcher(pattern)(value)).toBe(expected);
+  });
+
+  test('matches exactly what the equivalent regular expression matches', () => {
+    const text = (chars: string[]): fc.Arbitrary<string> =>
+      fc.array(fc.constantFrom(...chars), { maxLength: 12 }).map((c) => c.join(''));
+    const reference = (pattern: string): RegExp =>
+      new RegExp(
+        `^${pattern
+          .split('*')
+          .map((p) => p.replace(/[.+?^${}()|[\]\\/]/g, '\\$&'))
+          .join('.*')}$`,
+        's',
+      );
+    fc.assert(
+      fc.property(
+        text(['a', 'b', '*', '/', '.', '\n']),
+        text(['a', 'b', '/', '.', '\n', '*']),
+        (pattern, value) => {
+          expect(patternMatcher(pattern)(value)).toBe(reference(pattern).test(value));
+        },
+      ),
+      { numRuns: 20_000 },
+    );
+  });
+
+  test('answers patterns a regular expression would backtrack on for ages', () => {
+    // `^(a.*){30}b$` against 63 a's runs for far longer than the test's time limit.
+    expect(patternMatcher(`${'a*'.repeat(30)}b`)('a'.repeat(63))).toBe(false);
+    expect(patternMatcher(`${'a*'.repeat(30)}b`)(`${'a'.repeat(63)}b`)).toBe(true);
   });
 });
 

@@ -20,11 +20,14 @@ export interface GrantSpec {
   permissions: string[];
 }
 
+/** Whether a value fits a pattern of the policy. */
+type Matcher = (value: string) => boolean;
+
 interface Grant {
-  roles: RegExp[];
-  subjects: RegExp[];
-  workspaces: RegExp[];
-  permissions: RegExp[];
+  roles: Matcher[];
+  subjects: Matcher[];
+  workspaces: Matcher[];
+  permissions: Matcher[];
 }
 
 /** A parsed policy, ready for {@link allows}. */
@@ -44,15 +47,31 @@ export class PolicyError extends Error {
 }
 
 /**
- * A pattern as a regular expression: `*` stands for any run of characters (slashes included),
- * everything else for itself; the whole value must match.
+ * A pattern as a matcher: `*` stands for any run of characters (slashes and line breaks
+ * included), everything else for itself; the whole value must match.
+ *
+ * The values come from callers (workspace ids, token claims), so matching must not backtrack:
+ * a regular expression of `.*` runs takes exponential time on `a*a*a*…b`. Fixed parts are found
+ * left to right instead, the earliest fit of each leaving the most room for the rest, which
+ * takes at most one scan of the value per part.
  */
-export function patternRegExp(pattern: string): RegExp {
-  const body = pattern
-    .split('*')
-    .map((part) => part.replace(/[.+?^${}()|[\]\\/]/g, '\\$&'))
-    .join('.*');
-  return new RegExp(`^${body}$`);
+export function patternMatcher(pattern: string): Matcher {
+  const parts = pattern.split('*');
+  const first = parts[0] ?? '';
+  const last = parts.at(-1) ?? '';
+  const middle = parts.slice(1, -1).filter((part) => part !== '');
+  if (parts.length === 1) return (value) => value === pattern;
+  return (value) => {
+    const end = value.length - last.length;
+    if (end < first.length || !value.startsWith(first) || !value.endsWith(last)) return false;
+    let at = first.length;
+    for (const part of middle) {
+      const found = value.indexOf(part, at);
+      if (found < 0 || found + part.length > end) return false;
+      at = found + part.length;
+    }
+    return true;
+  };
 }
 
 const GRANT_KEYS = new Set(['description', 'roles', 'subjects', 'workspaces', 'permissions']);
@@ -74,8 +93,8 @@ function patterns(value: unknown, path: string, problems: string[]): string[] {
 
 function permissionProblems(permissions: readonly string[], path: string): string[] {
   return permissions.flatMap((pattern, index) => {
-    const regExp = patternRegExp(pattern);
-    return PERMISSIONS.some((p) => regExp.test(p))
+    const matches = patternMatcher(pattern);
+    return PERMISSIONS.some(matches)
       ? []
       : [`${path}[${index}] "${pattern}" matches no permission of the API`];
   });
@@ -108,10 +127,10 @@ function parseGrant(value: unknown, path: string, problems: string[]): Grant | u
     problems.push(`${path}.permissions must name at least one permission pattern`);
   problems.push(...permissionProblems(permissions, `${path}.permissions`));
   return {
-    roles: roles.map(patternRegExp),
-    subjects: subjects.map(patternRegExp),
-    workspaces: workspaces.map(patternRegExp),
-    permissions: permissions.map(patternRegExp),
+    roles: roles.map(patternMatcher),
+    subjects: subjects.map(patternMatcher),
+    workspaces: workspaces.map(patternMatcher),
+    permissions: permissions.map(patternMatcher),
   };
 }
 
@@ -144,8 +163,8 @@ export function parsePolicy(text: string, source: string): Policy {
 
 function appliesTo(grant: Grant, caller: Caller): boolean {
   return (
-    grant.subjects.some((s) => s.test(caller.subject)) ||
-    grant.roles.some((r) => caller.roles.some((role) => r.test(role)))
+    grant.subjects.some((matches) => matches(caller.subject)) ||
+    grant.roles.some((matches) => caller.roles.some(matches))
   );
 }
 
@@ -154,7 +173,7 @@ export function allows(policy: Policy, caller: Caller, permission: string, works
   return policy.grants.some(
     (grant) =>
       appliesTo(grant, caller) &&
-      grant.workspaces.some((w) => w.test(workspace)) &&
-      grant.permissions.some((p) => p.test(permission)),
+      grant.workspaces.some((matches) => matches(workspace)) &&
+      grant.permissions.some((matches) => matches(permission)),
   );
 }

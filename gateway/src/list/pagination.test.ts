@@ -1,4 +1,6 @@
+import fc from 'fast-check';
 import { ApiError } from '../errors/api-error.ts';
+import { Code } from '../errors/code.ts';
 import { page, pageOffset, pageSize } from './pagination.ts';
 
 describe('pageSize()', () => {
@@ -50,5 +52,53 @@ describe('page()', () => {
     ]) {
       expect(() => pageOffset(forged, 'q')).toThrow('Invalid page_token');
     }
+  });
+});
+
+describe('page tokens, whatever the caller sends', () => {
+  const b64 = (text: string): string => Buffer.from(text).toString('base64url');
+
+  test.each(['null', '1', '[]', '"o"', '{"o":-1,"q":""}', '{"o":1.5}', '{"o":"1"}', '{}'])(
+    'refuses a token made of %s as INVALID_ARGUMENT naming page_token',
+    (json) => {
+      expect(() => pageOffset(b64(json), 'q')).toThrow('Invalid page_token');
+    },
+  );
+
+  test('any text is an offset or INVALID_ARGUMENT naming page_token, never another error', () => {
+    const token = fc.oneof(
+      fc.string(),
+      fc.jsonValue().map((v) => b64(JSON.stringify(v))),
+    );
+    fc.assert(
+      fc.property(token, fc.string(), (text, query) => {
+        try {
+          expect(Number.isInteger(pageOffset(text, query))).toBe(true);
+        } catch (error: unknown) {
+          expect(error).toMatchObject({ code: Code.INVALID_ARGUMENT, violations: [{ field: 'page_token' }] });
+        }
+      }),
+      { numRuns: 3_000 },
+    );
+  });
+
+  test('walking the pages of any list visits every item once, in order; another query refuses the token', () => {
+    fc.assert(
+      fc.property(fc.nat({ max: 300 }), fc.integer({ min: 0, max: 60 }), (total, size) => {
+        const items = Array.from({ length: total }, (_, i) => i);
+        const seen: number[] = [];
+        let token = '';
+        do {
+          const result = page(items, { pageSize: size, pageToken: token }, 'parent=a');
+          seen.push(...result.items);
+          if (result.nextPageToken !== '') {
+            expect(() => pageOffset(result.nextPageToken, 'parent=b')).toThrow('different query');
+          }
+          token = result.nextPageToken;
+        } while (token !== '');
+        expect(seen).toEqual(items);
+      }),
+      { numRuns: 300 },
+    );
   });
 });

@@ -39,12 +39,7 @@ export function nextPageToken(offset: number, total: number, query: string): str
  */
 export function pageOffset(token: string | undefined, query: string): number {
   if (token === undefined || token === '') return 0;
-  let body: Partial<TokenBody> | undefined;
-  try {
-    body = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as Partial<TokenBody>;
-  } catch {
-    body = undefined;
-  }
+  const body = tokenBody(token);
   if (body === undefined || typeof body.o !== 'number' || !Number.isInteger(body.o) || body.o < 0) {
     throw invalidArgument('page_token', 'is not a token from a previous response');
   }
@@ -52,6 +47,16 @@ export function pageOffset(token: string | undefined, query: string): number {
     throw invalidArgument('page_token', 'belongs to a different query (parent, filter or order_by changed)');
   }
   return body.o;
+}
+
+/** What a token says, if it is a JSON object at all (`null`, numbers and lists are not). */
+function tokenBody(token: string): Partial<TokenBody> | undefined {
+  try {
+    const body: unknown = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
+    return typeof body === 'object' && body !== null ? body : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** One page of `items`, and the token of the next. */
