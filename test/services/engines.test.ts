@@ -556,18 +556,23 @@ describe('H2OEngineService and NotebookEngineService over REST', () => {
     expect(notebooks['engines']).toMatchObject([
       { type: 'TYPE_NOTEBOOK', version: 'jupyter', deletedVersion: false },
     ]);
-    // A notebook's version is its image id: comparing it with a release number orders it after
-    // the numbers, and ordering by version sorts it last.
-    const byVersion = await ok(
+    // A notebook's version is its image id: no release number, so release comparisons leave it
+    // out, and ordering by version sorts it after the releases.
+    const releases = await ok(
       api().rest(
         'GET',
         `/v1/workspaces/mixed/engines?filter=${enc('version >= "0.1.0"')}&orderBy=${enc('version desc')}`,
       ),
     );
-    expect((byVersion['engines'] as { version: string }[]).map((e) => e.version)).toEqual([
-      'jupyter',
+    expect((releases['engines'] as { version: string }[]).map((e) => e.version)).toEqual([
       '1.10.6',
       '1.10.5',
+    ]);
+    const byVersion = await ok(api().rest('GET', `/v1/workspaces/mixed/engines?orderBy=version`));
+    expect((byVersion['engines'] as { version: string }[]).map((e) => e.version)).toEqual([
+      '1.10.5',
+      '1.10.6',
+      'jupyter',
     ]);
     const everywhere = await ok(api().rest('GET', '/v1/workspaces/-/engines?pageSize=1000'));
     expect(Number(everywhere['totalSize'])).toBeGreaterThan(3);

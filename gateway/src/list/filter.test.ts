@@ -106,6 +106,8 @@ describe('compileFilter()', () => {
     ['max_idle_duration < 1800.6s', ['c']],
     ['version > 1.10.4', ['b']],
     ['version < 1.10', ['c']],
+    ['version = 1.10.4', ['a']],
+    ['version != 1.10.4', ['b', 'c']],
     ['gpu != 0', ['b', 'c']],
     ['gpu = 2', ['c']],
   ])('%s', (filter, expected) => {
@@ -139,6 +141,7 @@ describe('compileFilter()', () => {
     ['display_name = "open', 'unterminated string (at column 16)'],
     ['cpu', 'cpu needs a comparison'],
     ['cpu =', 'expected a value after "="'],
+    ['version > jupyter', 'version > needs a release number such as 1.10.6, got "jupyter"'],
   ])('refuses %s', (filter, message) => {
     const text = error(filter);
     expect(text).toMatch(/^3: Invalid filter: /);
@@ -338,6 +341,16 @@ describe('compileOrder()', () => {
       '"cpu" is named more than once',
     );
     expect(() => compileOrder('constructor', SCHEMA, byName)).toThrow('unknown field "constructor"');
+  });
+
+  test('leaves versions that are no release numbers out of ordering comparisons, and matches them by equality', () => {
+    const withImage = [...ENGINES, { ...(ENGINES[0] as Engine), name: 'n', version: 'jupyter' }];
+    const names = (filter: string): string[] =>
+      withImage.filter(compileFilter(filter, SCHEMA)).map((e) => e.name);
+    expect(names('version >= 0.1.0')).toEqual(['a', 'b', 'c']);
+    expect(names('version < 99')).toEqual(['a', 'b', 'c']);
+    expect(names('version = jupyter')).toEqual(['n']);
+    expect(names('NOT version >= 0.1.0')).toEqual(['n']);
   });
 
   test('orders by versions that are not numbers (image ids), without failing', () => {

@@ -361,13 +361,39 @@ function compileRestriction<T>(
   const expected = literal(node.field, spec, value);
   const isPattern =
     spec.type === 'string' && (comparator === '=' || comparator === '!=') && value.text.includes('*');
+  const comparable = comparableWith(node.field, spec, comparator, value);
   return (item) => {
     const raw = spec.get(item);
     if (raw === undefined) return comparator === '!=';
     const actual = normalize(spec.type, raw);
     if (isPattern) return wildcardEquals(String(actual), value.text) === (comparator === '=');
-    return test(comparator, compare(spec.type, actual, expected));
+    return comparable(actual) && test(comparator, compare(spec.type, actual, expected));
   };
+}
+
+/** A release number, which `<`, `>` and the like order: `1.10.6`, `1.10.6.1-rc.1+build`. */
+const RELEASE = /^\d+(\.\d+)*(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/;
+const ORDERING: readonly Comparator[] = ['<', '<=', '>', '>='];
+
+/**
+ * Which values an ordering comparison applies to. A version that is no release number (a
+ * notebook engine's version is its image id) is equal only to itself and in no order with
+ * releases, so `version >= 0.1.0` leaves it out; ordering by a word is refused.
+ */
+function comparableWith(
+  field: string,
+  spec: FilterField<unknown>,
+  comparator: Comparator,
+  value: Value,
+): (actual: Comparable) => boolean {
+  if (spec.type !== 'version' || !ORDERING.includes(comparator)) return () => true;
+  if (!RELEASE.test(value.text)) {
+    throw new FilterError(
+      `${field} ${comparator} needs a release number such as 1.10.6, got "${value.text}"`,
+      value.at,
+    );
+  }
+  return (actual) => RELEASE.test(String(actual));
 }
 
 function compileNode<T>(node: FilterNode, schema: FilterSchema<T>): Predicate<T> {
