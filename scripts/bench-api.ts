@@ -2,9 +2,12 @@
  * `make bench-api`: the gateway and the operator measured against the Kubernetes API they stand
  * on, in the same run on the same machine, so the figures are ratios that hold on any machine:
  *
- * - GET of one engine over REST (token verified, permission checked, converted to JSON) against
- *   GET of its custom resource straight from the kube-apiserver;
- * - a list of 500 engines over REST (one page, filtered by owner) against the apiserver's list;
+ * - P3: creates of AIEM_BENCH_ENGINES engines (default 10,000) over REST, 32 at a time, against
+ *   as many custom resources created straight at the apiserver, 32 at a time;
+ * - P1: GET of one engine over REST (token verified, permission checked, converted to JSON), 32
+ *   at a time for a few seconds, against GET of its custom resource from the apiserver;
+ * - P2: a filtered, ordered page of 50 over those engines against the apiserver's list of them
+ *   by label selector; P5g: the memory of the process serving them;
  * - 40 DAI engines created through the API until all are RUNNING under the operator, against 40
  *   StatefulSets applied straight to the cluster until all their pods are ready (the floor the
  *   cluster itself sets).
@@ -24,25 +27,70 @@ import { watchUntil } from '../test/helpers/watch.ts';
 import { startLocalIdentity } from '../test/identity/local-identity.ts';
 
 const NAMESPACE = 'bench';
-const ENGINES_LISTED = 500;
+const ENGINES_LISTED = Number(process.env['AIEM_BENCH_ENGINES'] ?? 10_000);
+const CONCURRENCY = 32;
+const LOAD_MS = 5_000;
 // Each engine asks for 1 CPU; the simulated CPU nodes hold 48.
 const ENGINES_STARTED = 40;
-const ROUNDS = 300;
 
 const median = (values: number[]): number => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 };
 
-async function timed(rounds: number, call: () => Promise<unknown>): Promise<number> {
-  for (let i = 0; i < 20; i++) await call(); // warm-up: connections, caches, JIT
+/** Each call's milliseconds, one call at a time, after a short warm-up. */
+async function timedAll(rounds: number, call: () => Promise<unknown>): Promise<number[]> {
+  for (let i = 0; i < 3; i++) await call(); // warm-up: connections, caches, JIT
   const times: number[] = [];
   for (let i = 0; i < rounds; i++) {
     const start = performance.now();
     await call();
     times.push(performance.now() - start);
   }
-  return median(times);
+  return times;
+}
+
+const percentile = (values: number[], p: number): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? Number.NaN;
+};
+
+/** `call` from `concurrency` loops for `ms`: calls per second and latency percentiles. */
+async function load(
+  ms: number,
+  concurrency: number,
+  call: () => Promise<unknown>,
+): Promise<{ perSecond: number; p50: number; p99: number }> {
+  for (let i = 0; i < 50; i++) await call(); // warm-up: connections, caches, JIT
+  const times: number[] = [];
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() - started < ms) {
+        const start = performance.now();
+        await call();
+        times.push(performance.now() - start);
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  return { perSecond: times.length / seconds, p50: percentile(times, 0.5), p99: percentile(times, 0.99) };
+}
+
+/** Runs `count` calls, `concurrency` at a time; the elapsed milliseconds. */
+async function batch(
+  count: number,
+  concurrency: number,
+  call: (i: number) => Promise<unknown>,
+): Promise<number> {
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let i = next++; i < count; i = next++) await call(i);
+    }),
+  );
+  return performance.now() - started;
 }
 
 const cluster = await startCluster({ log: () => undefined });
@@ -55,6 +103,7 @@ try {
   const identity = await startLocalIdentity({ host: '127.0.0.1', port: 0, accessTokenTtlSeconds: 3600 });
   const auth = authFromEnvironment({ ...process.env, ...identity.environment });
   const store = new ResourceStore(cluster.kubeConfig, NAMESPACE);
+  await store.startCaches();
   const gateway = await startGateway({
     host: '127.0.0.1',
     restPort: 0,
@@ -93,36 +142,66 @@ try {
     profile: 'workspaces/global/daiEngineProfiles/p',
     daiEngineVersion: 'workspaces/global/daiEngineVersions/1.10.6',
   };
-  // Engines recorded but not started (no operator yet): what the read benchmarks read.
-  for (let i = 0; i < ENGINES_LISTED; i += 25)
-    await Promise.all(
-      Array.from({ length: 25 }, (_, j) =>
-        rest('POST', `/v1/workspaces/w/daiEngines?daiEngineId=e${i + j}`, 'alice', body),
-      ),
-    );
+  // Engines recorded but not started (no operator yet): what the read benchmarks read. Their
+  // cpu varies, so that a filter keeps half of them.
   const custom = cluster.kubeConfig.makeApiClient(CustomObjectsApi);
   const target = { group: 'engine.h2o.ai', version: 'v1', namespace: NAMESPACE, plural: 'daiengines' };
-
-  const restGet = await timed(ROUNDS, () =>
-    rest('GET', `/v1/${encodeURIComponent('workspaces/w/daiEngines/e7')}`, 'alice'),
+  const apiCreateMs = await batch(ENGINES_LISTED, CONCURRENCY, (i) =>
+    rest('POST', `/v1/workspaces/w/daiEngines?daiEngineId=e${i}`, 'alice', { ...body, cpu: 1 + (i % 4) }),
   );
-  const kubeGet = await timed(ROUNDS, () => custom.getNamespacedCustomObject({ ...target, name: 'w.e7' }));
+  const rawCreateMs = await batch(ENGINES_LISTED, CONCURRENCY, (i) =>
+    custom.createNamespacedCustomObject({
+      ...target,
+      body: {
+        apiVersion: 'engine.h2o.ai/v1',
+        kind: 'DAIEngine',
+        metadata: {
+          name: `raw.c${i}`,
+          labels: { 'engine.h2o.ai/workspace': 'raw', 'engine.h2o.ai/id': `c${i}` },
+        },
+        spec: { ...body, cpu: 1 + (i % 4), paused: true },
+      },
+    }),
+  );
+  const perSecond = (ms: number): number => ENGINES_LISTED / (ms / 1000);
   rows.push([
-    'GET one engine',
-    `${restGet.toFixed(2)} ms`,
-    `${kubeGet.toFixed(2)} ms`,
-    (restGet / kubeGet).toFixed(2),
+    `P3 ${ENGINES_LISTED} creates, ${CONCURRENCY} at a time (creates/s)`,
+    perSecond(apiCreateMs).toFixed(0),
+    perSecond(rawCreateMs).toFixed(0),
+    (perSecond(apiCreateMs) / perSecond(rawCreateMs)).toFixed(2),
   ]);
 
-  const restList = await timed(30, () =>
-    rest('GET', `/v1/workspaces/w/daiEngines?pageSize=${ENGINES_LISTED}`, 'alice'),
+  const restGet = await load(LOAD_MS, CONCURRENCY, () =>
+    rest('GET', `/v1/${encodeURIComponent('workspaces/w/daiEngines/e7')}`, 'alice'),
   );
-  const kubeList = await timed(30, () => custom.listNamespacedCustomObject(target));
+  const kubeGet = await load(LOAD_MS, CONCURRENCY, () =>
+    custom.getNamespacedCustomObject({ ...target, name: 'w.e7' }),
+  );
   rows.push([
-    `list ${ENGINES_LISTED} engines`,
-    `${restList.toFixed(1)} ms`,
-    `${kubeList.toFixed(1)} ms`,
-    (restList / kubeList).toFixed(2),
+    `P1 GET one engine, ${CONCURRENCY} at a time (calls/s; p99)`,
+    `${restGet.perSecond.toFixed(0)}; p99 ${restGet.p99.toFixed(1)} ms`,
+    `${kubeGet.perSecond.toFixed(0)}; p99 ${kubeGet.p99.toFixed(1)} ms`,
+    (restGet.perSecond / kubeGet.perSecond).toFixed(2),
+  ]);
+
+  const filter = encodeURIComponent('state != STATE_PAUSED AND cpu > 2');
+  const restList = await timedAll(20, () =>
+    rest('GET', `/v1/workspaces/w/daiEngines?pageSize=50&filter=${filter}&orderBy=cpu%20desc`, 'alice'),
+  );
+  const kubeList = await timedAll(5, () =>
+    custom.listNamespacedCustomObject({ ...target, labelSelector: 'engine.h2o.ai/workspace=w' }),
+  );
+  rows.push([
+    `P2 a filtered page of 50 over ${ENGINES_LISTED} engines (median; p99) vs the apiserver's list`,
+    `${median(restList).toFixed(1)} ms; p99 ${percentile(restList, 0.99).toFixed(1)} ms`,
+    `${median(kubeList).toFixed(0)} ms`,
+    (median(restList) / median(kubeList)).toFixed(3),
+  ]);
+  rows.push([
+    `P5g memory with ${ENGINES_LISTED * 2} engines cached (RSS of the process running gateway and benchmark)`,
+    `${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB`,
+    '',
+    '',
   ]);
 
   // The cluster's own floor: bare StatefulSets of one pod and one claim, applied directly.

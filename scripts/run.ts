@@ -107,6 +107,8 @@ shutdown.add({
     return Promise.resolve();
   },
 });
+await store.startCaches();
+shutdown.add({ name: 'the gateway caches', stop: () => store.stopCaches() });
 const gateway = await startGateway({
   host,
   restPort,
@@ -120,6 +122,7 @@ const gateway = await startGateway({
   }),
   authenticate: auth.authenticate,
   version,
+  ready: () => store.ready,
 });
 shutdown.add({ name: 'the gateway', stop: () => gateway.stop() });
 // The documentation site beside the API, at its published base path (AIEM_DOCS_PORT).

@@ -19,6 +19,8 @@ export interface GatewayOptions {
   authenticate: Authenticate;
   /** The product version that `GET /version` reports. */
   version: string;
+  /** Whether calls can be served (`/readyz`): the store's caches are in sync. Always, when unset. */
+  ready?: () => boolean;
 }
 
 /** A running gateway. */
@@ -39,8 +41,15 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   app.get('/version', (_req, res) => {
     res.json({ version: options.version });
   });
-  app.get(['/healthz', '/readyz'], (_req, res) => {
+  app.get('/healthz', (_req, res) => {
     res.type('text/plain').send('ok');
+  });
+  app.get('/readyz', (_req, res) => {
+    const ready = options.ready?.() ?? true;
+    res
+      .status(ready ? 200 : 503)
+      .type('text/plain')
+      .send(ready ? 'ok' : 'catching up with the cluster');
   });
   const { authenticate } = options;
   app.use('/', restRouter(options.handlers, authenticate));

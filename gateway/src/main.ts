@@ -35,17 +35,29 @@ try {
   const auth = authFromEnvironment();
   const kubeConfig = pooled(new KubeConfig());
   kubeConfig.loadFromDefault();
+  const store = new ResourceStore(kubeConfig, namespace);
+  // The gateway listens at once and is ready (`/readyz`) once its caches hold the cluster's
+  // resources; until then calls answer UNAVAILABLE.
+  store.startCaches().then(
+    () => {
+      log.info('caches in sync');
+    },
+    (error: unknown) => {
+      log.error({ err: error }, 'caches failed to start');
+    },
+  );
   const gateway = await startGateway({
     host,
     restPort,
     grpcPort,
     handlers: apiHandlers({
-      store: new ResourceStore(kubeConfig, namespace),
+      store,
       authorizer: auth.authorizer,
       publicUrl: env('AIEM_PUBLIC_URL', `http://${host}:${restPort}`),
     }),
     authenticate: auth.authenticate,
     version,
+    ready: () => store.ready,
   });
   log.info(
     { restUrl: gateway.restUrl, grpcAddress: gateway.grpcAddress, namespace, version },
@@ -54,7 +66,7 @@ try {
   const stop = (): void => {
     log.info('Stopping gateway');
     auth.close();
-    gateway.stop().then(
+    Promise.all([gateway.stop(), store.stopCaches()]).then(
       () => process.exit(0),
       () => process.exit(1),
     );

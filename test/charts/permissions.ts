@@ -53,13 +53,14 @@ const on = (
 type Table = Readonly<Record<string, Permission[]>>;
 
 /**
- * gateway/src/store/: the API's resources as custom resources of every kind (store.ts), and
- * engines' pod logs through the pod log API (pod-logs.ts).
+ * gateway/src/store/: the API's resources as custom resources of every kind (store.ts; the list
+ * calls also feed the watch caches, watch-cache.ts), and engines' pod logs through the pod log
+ * API (pod-logs.ts).
  */
 const GATEWAY_CALLS: Table = {
   createNamespacedCustomObject: on(GROUP, ALL_KINDS, ['create']),
   getNamespacedCustomObject: on(GROUP, ALL_KINDS, ['get']),
-  listNamespacedCustomObject: on(GROUP, ALL_KINDS, ['list']),
+  listNamespacedCustomObject: on(GROUP, ALL_KINDS, ['list', 'watch']),
   replaceNamespacedCustomObject: on(GROUP, ALL_KINDS, ['update']),
   patchNamespacedCustomObject: on(GROUP, ALL_KINDS, ['patch']),
   patchNamespacedCustomObjectStatus: on(

@@ -69,6 +69,11 @@ export interface Cluster {
   stop(options?: { keepRunDir?: boolean }): Promise<void>;
   /** Kills every component at once and removes the run folder; for a second Ctrl+C. */
   kill(): void;
+  /**
+   * Stops kube-apiserver (gracefully, as a rolling restart does), runs `whileDown`, then starts
+   * it again on the same address; resolves once it is ready again.
+   */
+  restartApiserver(whileDown?: () => Promise<void>): Promise<void>;
 }
 
 /** How long each component may take to stop before it is killed; 7 s in all at most. */
@@ -181,6 +186,17 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
         for (const p of processes) p.kill();
         rmSync(runDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
       },
+      restartApiserver: async (whileDown) => {
+        await processes[1]?.stop(APISERVER_GRACE_MS);
+        await whileDown?.();
+        const relaunched: ManagedProcess[] = [];
+        await startApiserver(
+          { binaries, runDir, processes: relaunched, pki, etcdUrl },
+          Number(new URL(server).port),
+        );
+        // The apiserver keeps its place: the stop order depends on it.
+        if (relaunched[0] !== undefined) processes[1] = relaunched[0];
+      },
     };
   } catch (error: unknown) {
     const report = logs();
@@ -246,8 +262,11 @@ async function startEtcd(context: StartContext): Promise<string> {
   return client;
 }
 
-async function startApiserver(context: StartContext & { pki: Pki; etcdUrl: string }): Promise<string> {
-  const port = await freePort();
+async function startApiserver(
+  context: StartContext & { pki: Pki; etcdUrl: string },
+  fixedPort?: number,
+): Promise<string> {
+  const port = fixedPort ?? (await freePort());
   const server = `https://127.0.0.1:${port}`;
   const { pki } = context;
   const apiserver = launch(context, 'kube-apiserver', join(context.binaries.kubernetes, 'kube-apiserver'), [

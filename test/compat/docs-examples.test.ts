@@ -86,17 +86,24 @@ beforeAll(async () => {
 const PUBLIC_URL = 'https://ai.example.com';
 
 /** The product on a fresh namespace: a gateway and an operator with nothing in them yet. */
-async function freshProduct(): Promise<{ namespace: string; gateway: Gateway; operator: Operator }> {
+async function freshProduct(): Promise<{
+  namespace: string;
+  gateway: Gateway;
+  operator: Operator;
+  store: ResourceStore;
+}> {
   const namespace = `docs-examples-${++namespaces}`;
   await cluster()
     .kubeConfig.makeApiClient(CoreV1Api)
     .createNamespace({ body: { metadata: { name: namespace } } });
+  const store = new ResourceStore(cluster().kubeConfig, namespace);
+  await store.startCaches();
   const gateway = await startGateway({
     host: '127.0.0.1',
     restPort: 0,
     grpcPort: 0,
     handlers: apiHandlers({
-      store: new ResourceStore(cluster().kubeConfig, namespace),
+      store,
       authorizer,
       publicUrl: PUBLIC_URL,
     }),
@@ -109,7 +116,7 @@ async function freshProduct(): Promise<{ namespace: string; gateway: Gateway; op
     settings: { publicUrl: PUBLIC_URL },
     log: pino({ level: process.env['AIEM_LOG_LEVEL'] ?? 'silent' }),
   });
-  return { namespace, gateway, operator };
+  return { namespace, gateway, operator, store };
 }
 
 /** Runs one example as its user; resolves to its standard output. */
@@ -157,7 +164,7 @@ describe(`the documentation examples with h2o-engine-manager ${DOCUMENTED_CLIENT
   test.each(files)(
     '%s runs and prints its documented output',
     async (file) => {
-      const { namespace, gateway, operator } = await freshProduct();
+      const { namespace, gateway, operator, store } = await freshProduct();
       try {
         for (const before of EXAMPLES_RUN[file]?.after ?? []) await run(gateway, before);
         const stdout = await run(gateway, file);
@@ -178,6 +185,7 @@ describe(`the documentation examples with h2o-engine-manager ${DOCUMENTED_CLIENT
         ]);
         await operator.stop();
         await gateway.stop();
+        await store.stopCaches();
       }
     },
     // Examples wait for engines to start, pause and go, checking every five seconds.

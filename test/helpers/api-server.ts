@@ -69,6 +69,7 @@ export function useApiServer(options: ApiServerOptions): () => ApiServer {
     for (const client of clients.values()) client.close();
     await operator?.stop();
     await server?.gateway.stop();
+    await server?.store.stopCaches();
   });
   const cluster = useCluster(options.cluster);
 
@@ -79,6 +80,7 @@ export function useApiServer(options: ApiServerOptions): () => ApiServer {
       .kubeConfig.makeApiClient(CoreV1Api)
       .createNamespace({ body: { metadata: { name: options.namespace } } });
     const store = new ResourceStore(cluster().kubeConfig, options.namespace);
+    await store.startCaches();
     const gateway = await startGateway({
       host: '127.0.0.1',
       restPort: 0,
@@ -90,6 +92,7 @@ export function useApiServer(options: ApiServerOptions): () => ApiServer {
       }),
       authenticate: options.authenticate ?? developmentIdentity,
       version: 'test',
+      ready: () => store.ready,
     });
     if (options.operator === true) {
       operator = await startOperator({

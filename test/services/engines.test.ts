@@ -2,6 +2,8 @@ import { status } from '@grpc/grpc-js';
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { DAIEngine } from '../../gateway/src/gen/ai/h2o/engine/v1/dai_engine.pb.ts';
 import type { Authenticate } from '../../gateway/src/call/handler.ts';
+import { waitFor } from '../cluster/wait.ts';
+import { RESOURCE_KINDS } from '../../shared/resources.ts';
 import { useApiServer, type RestResponse } from '../helpers/api-server.ts';
 
 /** `Bearer <subject>[:<roles>]`; no header is users/developer with role `admin`. */
@@ -120,10 +122,13 @@ beforeAll(async () => {
   );
 });
 
-/** Plays the operator: sets an engine's reported state through the status subresource. */
+/**
+ * Plays the operator: sets an engine's reported state through the status subresource, and waits
+ * until the gateway's cache has seen it (as it does within moments for the real operator).
+ */
 async function reportState(plural: string, workspace: string, id: string, state: string): Promise<void> {
   const objects = api().cluster.kubeConfig.makeApiClient(CustomObjectsApi);
-  await objects.patchNamespacedCustomObjectStatus(
+  const patched = (await objects.patchNamespacedCustomObjectStatus(
     {
       group: 'engine.h2o.ai',
       version: 'v1',
@@ -133,7 +138,10 @@ async function reportState(plural: string, workspace: string, id: string, state:
       body: { status: { state } },
     },
     setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-  );
+  )) as { metadata: { resourceVersion: string } };
+  const kind = Object.values(RESOURCE_KINDS).find((k) => k.plural === plural);
+  if (kind === undefined || !(await api().store.cache(kind)?.seen(patched.metadata.resourceVersion, 5_000)))
+    throw new Error(`The gateway did not see ${plural} ${workspace}.${id} become ${state}`);
 }
 
 const DAI = {
@@ -395,6 +403,11 @@ describe('DAIEngineService over REST', () => {
       ),
     );
     const list = (query: string) => ok(api().rest('GET', `/v1/workspaces/many/daiEngines?${query}`));
+    // Written behind the gateway's back: its cache shows them once the watch has brought them.
+    await waitFor(async () => ((await list('pageSize=1'))['totalSize'] === 240 ? true : undefined), {
+      what: 'the 240 engines in the gateway',
+      timeoutMs: 10_000,
+    });
     const high = await list(
       `filter=${enc('cpu >= 7 AND display_name = "even*"')}&orderBy=${enc('cpu desc, name')}&pageSize=1000`,
     );

@@ -1,7 +1,13 @@
 import diagnostics from 'node:diagnostics_channel';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
 import { ApiError } from '../../gateway/src/errors/api-error.ts';
 import { Code } from '../../gateway/src/errors/code.ts';
 import { fromJson, toJson } from '../../gateway/src/json/canonical.ts';
@@ -17,12 +23,16 @@ import {
 } from '../../shared/resources.ts';
 import { freePort } from '../cluster/ports.ts';
 import { useCluster } from '../helpers/use-cluster.ts';
+import { waitFor } from '../cluster/wait.ts';
 
 const NAMESPACE = 'store-test';
 const CRDS = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'crds');
 const PROFILE = RESOURCE_KINDS.DAIEngineProfile;
 const cluster = useCluster();
+/** The gateway's store: reads from watch-fed caches. */
 let store: ResourceStore;
+/** A store without caches: every read goes to the apiserver. */
+let direct: ResourceStore;
 
 beforeAll(async () => {
   await cluster().kubectl(['apply', '-f', CRDS]);
@@ -31,6 +41,12 @@ beforeAll(async () => {
     .kubeConfig.makeApiClient(CoreV1Api)
     .createNamespace({ body: { metadata: { name: NAMESPACE } } });
   store = new ResourceStore(cluster().kubeConfig, NAMESPACE);
+  await store.startCaches();
+  direct = new ResourceStore(cluster().kubeConfig, NAMESPACE);
+});
+
+afterAll(async () => {
+  await store.stopCaches();
 });
 
 function profile(workspace: string, id: string, extra: Record<string, unknown> = {}): { name: string } {
@@ -237,10 +253,10 @@ describe('ResourceStore', () => {
     try {
       await store.create(PROFILE, profile('pool', 'p1'));
       connects.length = 0;
-      for (let i = 0; i < 50; i++) await store.get(PROFILE, 'workspaces/pool/daiEngineProfiles/p1');
+      for (let i = 0; i < 50; i++) await direct.get(PROFILE, 'workspaces/pool/daiEngineProfiles/p1');
       const sequential = connects.length;
       await Promise.all(
-        Array.from({ length: 200 }, () => store.get(PROFILE, 'workspaces/pool/daiEngineProfiles/p1')),
+        Array.from({ length: 200 }, () => direct.get(PROFILE, 'workspaces/pool/daiEngineProfiles/p1')),
       );
       // 200 calls at once may open parallel connections, but far fewer than one per call, and
       // later calls find them open.
@@ -251,11 +267,103 @@ describe('ResourceStore', () => {
       expect(connects.length - sequential).toBeLessThan(100);
       connects.length = 0;
       await Promise.all(
-        Array.from({ length: 50 }, () => store.get(PROFILE, 'workspaces/pool/daiEngineProfiles/p1')),
+        Array.from({ length: 50 }, () => direct.get(PROFILE, 'workspaces/pool/daiEngineProfiles/p1')),
       );
       expect(connects.length).toBeLessThanOrEqual(5);
     } finally {
       diagnostics.unsubscribe('undici:client:connected', onConnect);
     }
+  });
+
+  describe('reads from the watch cache', () => {
+    const custom = () => cluster().kubeConfig.makeApiClient(CustomObjectsApi);
+    const names = async (workspace: string): Promise<string[]> =>
+      (await store.list(PROFILE, workspace)).map((s) => String(s.message['name'])).sort();
+    const displayName = async (name: string): Promise<unknown> =>
+      toJson(PROFILE.message, (await store.get(PROFILE, name)).message)['displayName'];
+
+    test('a caller reads its own creates, updates and deletes at once, in gets and lists', async () => {
+      for (let i = 0; i < 20; i++) {
+        const name = `workspaces/own/daiEngineProfiles/p${i}`;
+        const created = await store.create(PROFILE, profile('own', `p${i}`));
+        expect(await names('own')).toContain(name);
+        await store.update(
+          PROFILE,
+          profile('own', `p${i}`, { displayName: `Renamed ${i}` }),
+          created.resourceVersion,
+        );
+        expect(await displayName(name)).toBe(`Renamed ${i}`);
+        expect(
+          (await store.list(PROFILE, 'own')).find((s) => s.message['name'] === name)?.message,
+        ).toMatchObject({
+          displayName: `Renamed ${i}`,
+        });
+        await store.delete(PROFILE, name);
+        expect(await code(store.get(PROFILE, name))).toBe(Code.NOT_FOUND);
+        expect(await names('own')).not.toContain(name);
+      }
+    });
+
+    test("another writer's change (another replica, kubectl) shows within moments, and a new name at once", async () => {
+      const name = 'workspaces/other/daiEngineProfiles/p1';
+      // Created behind the cache's back: a get finds it at the apiserver before the watch tells.
+      await direct.create(PROFILE, profile('other', 'p1'));
+      expect(await displayName(name)).toBe('Profile p1');
+      await custom().patchNamespacedCustomObject(
+        {
+          group: GROUP,
+          version: VERSION_NAME,
+          namespace: NAMESPACE,
+          plural: PROFILE.plural,
+          name: 'other.p1',
+          body: { spec: { displayName: 'Changed by kubectl' } },
+        },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+      await waitFor(async () => ((await displayName(name)) === 'Changed by kubectl' ? true : undefined), {
+        what: 'the change in the cache',
+        timeoutMs: 5_000,
+      });
+      expect(await names('other')).toEqual([name]);
+    });
+
+    test('a watch resumed from a resourceVersion the apiserver no longer holds lists again (410 Gone)', async () => {
+      const cache = store.cache(PROFILE);
+      if (cache === undefined) throw new Error('no cache');
+      const lists = cache.lists;
+      cache.resumeFrom('1');
+      await waitFor(() => Promise.resolve(cache.lists > lists && store.ready ? true : undefined), {
+        what: 'a relist',
+        timeoutMs: 10_000,
+      });
+      await store.create(PROFILE, profile('gone', 'after'));
+      expect(await names('gone')).toEqual(['workspaces/gone/daiEngineProfiles/after']);
+    });
+
+    test('while the apiserver restarts reads answer UNAVAILABLE, never stale; after it, all is there once', async () => {
+      for (let i = 0; i < 10; i++) await store.create(PROFILE, profile('restart', `p${i}`));
+      const before = await names('restart');
+      await cluster().restartApiserver(async () => {
+        await waitFor(() => Promise.resolve(store.ready ? undefined : true), {
+          what: 'the caches to notice',
+          timeoutMs: 10_000,
+        });
+        expect(await code(store.list(PROFILE, 'restart'))).toBe(Code.UNAVAILABLE);
+        expect(await code(store.get(PROFILE, 'workspaces/restart/daiEngineProfiles/p1'))).toBe(
+          Code.UNAVAILABLE,
+        );
+      });
+      await waitFor(() => Promise.resolve(store.ready ? true : undefined), {
+        what: 'the caches in sync again',
+        timeoutMs: 30_000,
+      });
+      expect(await names('restart')).toEqual(before);
+      // The watch is live again: a change made now reaches the cache.
+      await direct.delete(PROFILE, 'workspaces/restart/daiEngineProfiles/p0');
+      await waitFor(async () => ((await names('restart')).length === 9 ? true : undefined), {
+        what: 'the delete in the cache',
+        timeoutMs: 5_000,
+      });
+    });
   });
 });

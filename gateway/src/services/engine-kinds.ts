@@ -184,13 +184,12 @@ function withUpgradesShown(store: EngineStore, handler: Handler | undefined): Ha
     const versions = (await store.deps.store.list(RESOURCE_KINDS.DAIEngineVersion, '-')).map(
       (v) => v.message as unknown as VersionSummary,
     );
-    for (const engine of engines)
-      engine['upgradeAvailable'] = upgradeAvailable(
-        engine.name,
-        engine['daiEngineVersion'] as string,
-        versions,
-      );
-    return response;
+    // Engines as read may be shared (the cache's): answer copies.
+    const shown = engines.map((engine) => ({
+      ...engine,
+      upgradeAvailable: upgradeAvailable(engine.name, engine['daiEngineVersion'] as string, versions),
+    }));
+    return response.daiEngine ? { ...response, daiEngine: shown[0] } : { ...response, daiEngines: shown };
   };
 }
 

@@ -2,8 +2,15 @@ import { setTimeout } from 'node:timers/promises';
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import { ApiError, notFound } from '../errors/api-error.ts';
 import { Code } from '../errors/code.ts';
-import { GROUP, VERSION, WORKSPACE_LABEL, type ResourceKind } from '../../../shared/resources.ts';
+import {
+  GROUP,
+  RESOURCE_KINDS,
+  VERSION,
+  WORKSPACE_LABEL,
+  type ResourceKind,
+} from '../../../shared/resources.ts';
 import { log } from '../log.ts';
+import { KindCache } from './watch-cache.ts';
 import { earlierObjectNames, objectName } from './names.ts';
 import {
   fromCustomResource,
@@ -41,14 +48,29 @@ const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const STATUS_ATTEMPTS = 3;
 const STATUS_RETRY_MS = 200;
 
+/** How long a write waits for the cache to see it, so that the caller reads its own write. */
+const READ_OWN_WRITE_MS = 2_000;
+
+/** An object found for a resource name: its metadata and its message. */
+interface Located {
+  metadata: CustomResource['metadata'];
+  stored: Stored;
+}
+
 /**
- * API resources as custom resources in one namespace. Reads go to the apiserver, so a read
- * always sees every write before it, from any gateway replica. Updates and deletes carry the
+ * API resources as custom resources in one namespace. Updates and deletes carry the
  * resourceVersion the caller read: a concurrent change makes them fail with ABORTED instead of
  * silently overwriting it.
+ *
+ * Reads come from watch-fed caches once {@link startCaches} ran (ARCHITECTURE.md, "Reads from
+ * the cache"): every write waits until the cache has seen it, so a caller reads its own writes;
+ * a name the cache does not hold is looked up at the apiserver, so a resource just created
+ * through another replica is found too; while a cache is not in sync, reads answer UNAVAILABLE
+ * rather than anything stale. Without caches, every read goes to the apiserver.
  */
 export class ResourceStore {
   private readonly api: CustomObjectsApi;
+  private readonly caches = new Map<string, KindCache>();
   /** The cluster and namespace of the resources, where their engines' pods run too. */
   readonly kubeConfig: KubeConfig;
   readonly namespace: string;
@@ -57,6 +79,47 @@ export class ResourceStore {
     this.api = kubeConfig.makeApiClient(CustomObjectsApi);
     this.kubeConfig = kubeConfig;
     this.namespace = namespace;
+  }
+
+  /** Serves reads of every kind from watch-fed caches; resolves once all of them are in sync. */
+  async startCaches(kinds: readonly ResourceKind[] = Object.values(RESOURCE_KINDS)): Promise<void> {
+    for (const kind of kinds) {
+      this.caches.set(kind.kind, new KindCache(this.kubeConfig, this.namespace, kind, log));
+    }
+    await Promise.all([...this.caches.values()].map((cache) => cache.start()));
+  }
+
+  async stopCaches(): Promise<void> {
+    await Promise.all([...this.caches.values()].map((cache) => cache.stop()));
+  }
+
+  /** Whether every cache is in sync (always, without caches): the gateway's readiness. */
+  get ready(): boolean {
+    return [...this.caches.values()].every((cache) => cache.synced);
+  }
+
+  /** The kind's cache, if reads are cached (for tests and metrics). */
+  cache(kind: ResourceKind): KindCache | undefined {
+    return this.caches.get(kind.kind);
+  }
+
+  /** The kind's cache, if reads are cached; UNAVAILABLE while it is not in sync. */
+  private cacheOf(kind: ResourceKind): KindCache | undefined {
+    const cache = this.caches.get(kind.kind);
+    if (cache !== undefined && !cache.synced) {
+      throw new ApiError(Code.UNAVAILABLE, 'The gateway is catching up with the cluster; retry shortly', {
+        reason: 'CACHE_NOT_SYNCED',
+      });
+    }
+    return cache;
+  }
+
+  /** Waits (bounded) until the kind's cache has seen a write, so that the writer reads it next. */
+  private async settle(kind: ResourceKind, resourceVersion: string): Promise<void> {
+    const cache = this.caches.get(kind.kind);
+    if (cache !== undefined && !(await cache.seen(resourceVersion, READ_OWN_WRITE_MS))) {
+      log.warn({ kind: kind.kind, resourceVersion }, 'the cache did not see a write in time');
+    }
   }
 
   /** Creates the resource; ALREADY_EXISTS when its name is taken. */
@@ -89,11 +152,11 @@ export class ResourceStore {
 
   /** The resource of `name`; NOT_FOUND when there is none. */
   async get(kind: ResourceKind, name: string): Promise<Stored> {
-    return stored(kind, await this.locate(kind, name));
+    return (await this.locate(kind, name)).stored;
   }
 
   /** The object of `name`; NOT_FOUND when there is none. */
-  private async locate(kind: ResourceKind, name: string): Promise<CustomResource> {
+  private async locate(kind: ResourceKind, name: string): Promise<Located> {
     const found = await this.find(kind, name);
     if (found === undefined) throw notFound(name);
     return found;
@@ -102,13 +165,29 @@ export class ResourceStore {
   /**
    * The object that holds the resource `name`: under its current object name or one an earlier
    * release gave it, and only if its labels name exactly this resource (an object named alike
-   * may belong to another workspace or have been written by hand).
+   * may belong to another workspace or have been written by hand). From the cache when there
+   * is one; what it does not hold is looked up at the apiserver.
    */
-  private async find(kind: ResourceKind, name: string): Promise<CustomResource | undefined> {
+  private async find(kind: ResourceKind, name: string): Promise<Located | undefined> {
     const { workspace, id } = splitName(kind, name);
     const current = objectName(workspace, id);
     if (current === undefined) return undefined;
-    for (const candidate of [current, ...earlierObjectNames(workspace, id)]) {
+    const candidates = [current, ...earlierObjectNames(workspace, id)];
+    const cache = this.cacheOf(kind);
+    const cached = candidates
+      .map((candidate) => cache?.object(candidate))
+      .find((object) => object?.workspace === workspace && object.id === id);
+    return cached ?? this.fetch(kind, name, candidates);
+  }
+
+  /** The first of `candidates` (object names) whose labels name the resource, at the apiserver. */
+  private async fetch(
+    kind: ResourceKind,
+    name: string,
+    candidates: readonly string[],
+  ): Promise<Located | undefined> {
+    const { workspace, id } = splitName(kind, name);
+    for (const candidate of candidates) {
       const found = await this.call(name, 'get', () =>
         this.api.getNamespacedCustomObject({ ...this.target(kind), name: candidate }),
       ).catch((error: unknown) => {
@@ -116,13 +195,17 @@ export class ResourceStore {
         throw error;
       });
       const identity = found === undefined ? undefined : identityOf(found);
-      if (identity?.workspace === workspace && identity.id === id) return found;
+      if (found !== undefined && identity?.workspace === workspace && identity.id === id) {
+        return { metadata: found.metadata, stored: stored(kind, found) };
+      }
     }
     return undefined;
   }
 
   /** Every resource of `kind` in a workspace, or in all workspaces for `-`. */
   async list(kind: ResourceKind, workspace: string): Promise<Stored[]> {
+    const cache = this.cacheOf(kind);
+    if (cache !== undefined) return Array.from(cache.inWorkspace(workspace), (object) => object.stored);
     const list = (await this.call(`workspaces/${workspace}`, 'list', () =>
       this.api.listNamespacedCustomObject({
         ...this.target(kind),
@@ -181,12 +264,13 @@ export class ResourceStore {
     annotations: Readonly<Record<string, string>>,
   ): Promise<void> {
     const { metadata } = await this.locate(kind, name);
-    await this.call(name, 'update', () =>
+    const patched = await this.call(name, 'update', () =>
       this.api.patchNamespacedCustomObject(
         { ...this.target(kind), name: metadata.name, body: { metadata: { annotations } } },
         setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
       ),
     );
+    await this.settle(kind, patched.metadata.resourceVersion ?? '');
   }
 
   /** Deletes the resource, if given only while it is at `resourceVersion`; NOT_FOUND when gone. */
@@ -197,13 +281,18 @@ export class ResourceStore {
       uid: metadata.uid,
       ...(resourceVersion === undefined ? {} : { resourceVersion }),
     };
-    await this.call(name, 'delete', () =>
+    const answer = await this.call(name, 'delete', () =>
       this.api.deleteNamespacedCustomObject({
         ...this.target(kind),
         name: metadata.name,
         body: { preconditions },
       }),
     );
+    // An object with finalizers stays, marked for deletion (a write to wait for); one without
+    // is gone (the answer is a Status, and the cache must drop it).
+    const cache = this.caches.get(kind.kind);
+    if (answer.kind === kind.kind) await this.settle(kind, answer.metadata.resourceVersion ?? '');
+    else await cache?.gone(metadata.name, READ_OWN_WRITE_MS);
   }
 
   /**
@@ -226,7 +315,9 @@ export class ResourceStore {
       );
     for (let attempt = 1; ; attempt++) {
       try {
-        return stored(kind, await write());
+        const written = await write();
+        await this.settle(kind, written.metadata.resourceVersion ?? '');
+        return stored(kind, written);
       } catch (error: unknown) {
         const retryable = error instanceof ApiError && error.code === Code.UNAVAILABLE;
         if (!retryable || attempt >= STATUS_ATTEMPTS) throw error;
