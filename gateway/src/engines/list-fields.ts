@@ -139,8 +139,11 @@ export function engineListSchemas(
   };
 }
 
-/** The default order of engine lists: newest first, then by name so that pages are stable. */
-export function newestFirst(a: ListedEngine, b: ListedEngine): number {
-  const diff = (b.createTime?.getTime() ?? 0) - (a.createTime?.getTime() ?? 0);
-  return diff !== 0 ? diff : a.name.localeCompare(b.name);
-}
+/**
+ * What ends every engine list order: newest first, then by name, so that the order is total and
+ * a page token's key names one place.
+ */
+export const NEWEST_FIRST: readonly string[] = ['create_time desc', 'name'];
+
+/** The fields NEWEST_FIRST reads, for lists that take no order_by (notebook engines). */
+export const NEWEST_FIRST_SCHEMA: FilterSchema<ListedEngine> = pick(allFields({}, {}), 'name create_time');

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { ApiError } from '../errors/api-error.ts';
 import { Code } from '../errors/code.ts';
-import { compileFilter, compileOrder, FILTER_LIMITS, parseFilter, type FilterSchema } from './filter.ts';
+import { compileFilter, FILTER_LIMITS, parseFilter, type FilterSchema } from './filter.ts';
+import { compileOrdering } from './ordering.ts';
 
 interface Engine {
   name: string;
@@ -317,10 +318,13 @@ describe('filter properties', () => {
   });
 });
 
-describe('compileOrder()', () => {
-  const byName = (a: Engine, b: Engine): number => a.name.localeCompare(b.name);
-  const order = (orderBy: string): string[] =>
-    [...ENGINES].sort(compileOrder(orderBy, SCHEMA, byName)).map((e) => e.name);
+describe('compileOrdering()', () => {
+  const sorted = (items: readonly Engine[], orderBy: string): Engine[] => {
+    const ordering = compileOrdering(orderBy, SCHEMA, ['name']);
+    return [...items].sort((a, b) => ordering.compare(ordering.key(a), ordering.key(b)));
+  };
+  const order = (orderBy: string): string[] => sorted(ENGINES, orderBy).map((e) => e.name);
+  const byName = ['name'];
 
   test('orders by fields, ascending unless desc, with the fallback for ties', () => {
     expect(order('cpu desc')).toEqual(['c', 'b', 'a']);
@@ -335,12 +339,12 @@ describe('compileOrder()', () => {
   });
 
   test('refuses unknown fields and directions', () => {
-    expect(() => compileOrder('colour', SCHEMA, byName)).toThrow('unknown field "colour"');
-    expect(() => compileOrder('cpu sideways', SCHEMA, byName)).toThrow('optionally followed by "desc"');
-    expect(() => compileOrder('cpu, name desc, cpu desc', SCHEMA, byName)).toThrow(
+    expect(() => compileOrdering('colour', SCHEMA, byName)).toThrow('unknown field "colour"');
+    expect(() => compileOrdering('cpu sideways', SCHEMA, byName)).toThrow('optionally followed by "desc"');
+    expect(() => compileOrdering('cpu, name desc, cpu desc', SCHEMA, byName)).toThrow(
       '"cpu" is named more than once',
     );
-    expect(() => compileOrder('constructor', SCHEMA, byName)).toThrow('unknown field "constructor"');
+    expect(() => compileOrdering('constructor', SCHEMA, byName)).toThrow('unknown field "constructor"');
   });
 
   test('leaves versions that are no release numbers out of ordering comparisons, and matches them by equality', () => {
@@ -356,7 +360,12 @@ describe('compileOrder()', () => {
   test('orders by versions that are not numbers (image ids), without failing', () => {
     const versions = ['jupyter', '1.10.4', '1.a', '2+build', ''];
     const bySpec = (v: string): Engine => ({ ...(ENGINES[0] as Engine), version: v, name: v });
-    const sorted = versions.map(bySpec).sort(compileOrder('version', SCHEMA, byName));
-    expect(sorted.map((e) => e.name)).toEqual(['1.10.4', '1.a', '2+build', '', 'jupyter']);
+    expect(sorted(versions.map(bySpec), 'version').map((e) => e.name)).toEqual([
+      '1.10.4',
+      '1.a',
+      '2+build',
+      '',
+      'jupyter',
+    ]);
   });
 });

@@ -261,7 +261,8 @@ export interface FilterField<T> {
 
 export type FilterSchema<T> = Readonly<Record<string, FilterField<T>>>;
 
-type Comparable = string | bigint | boolean | number;
+/** A field's value in the form that compares by the field's type. */
+export type Comparable = string | bigint | boolean | number;
 
 /** The value of a field as the comparable form of its type. */
 function normalize(type: FieldType, raw: string | number | bigint | boolean | Date): Comparable {
@@ -430,61 +431,18 @@ export function compileFilter<T>(filter: string, schema: FilterSchema<T>): Predi
   }
 }
 
-/**
- * A comparator for an AIP-132 `order_by` ("field [desc], other"), falling back to `fallback`
- * for ties so that pages are stable.
- *
- * @throws ApiError INVALID_ARGUMENT naming `order_by`
- */
-export function compileOrder<T>(
-  orderBy: string,
-  schema: FilterSchema<T>,
-  fallback: (a: T, b: T) => number,
-): (a: T, b: T) => number {
-  const keys = orderKeys(orderBy).map((part, index, parts) => {
-    const [field = '', direction = 'asc', extra] = part.split(/\s+/);
-    const spec = Object.hasOwn(schema, field) ? schema[field] : undefined;
-    if (spec === undefined) {
-      throw invalidArgument(
-        'order_by',
-        `unknown field "${field.slice(0, 64)}"; orderable: ${Object.keys(schema).join(', ')}`,
-      );
-    }
-    if (extra !== undefined || !['asc', 'desc'].includes(direction)) {
-      throw invalidArgument(
-        'order_by',
-        `"${part.slice(0, 64)}" must be a field, optionally followed by "desc"`,
-      );
-    }
-    // Each field once: a repeat orders nothing more, and it bounds the work of every comparison.
-    if (parts.slice(0, index).some((earlier) => earlier.split(/\s+/)[0] === field)) {
-      throw invalidArgument('order_by', `"${field}" is named more than once`);
-    }
-    return { spec, sign: direction === 'desc' ? -1 : 1 };
-  });
-  return (a, b) => {
-    for (const { spec, sign } of keys) {
-      const order = compareValues(spec, spec.get(a), spec.get(b));
-      if (order !== 0) return sign * order;
-    }
-    return fallback(a, b);
-  };
+/** An item's value of a field in the form that compares by the field's type; unset stays so. */
+export function sortValue<T>(spec: FilterField<T>, item: T): Comparable | undefined {
+  const raw = spec.get(item);
+  return raw === undefined ? undefined : normalize(spec.type, raw);
 }
 
-/** The comma-separated parts of an `order_by`, trimmed, the empty ones dropped. */
-function orderKeys(orderBy: string): string[] {
-  return orderBy
-    .split(',')
-    .map((part) => part.trim())
-    .filter((part) => part !== '');
-}
-
-/** Unset values sort first. */
-function compareValues<T>(
-  spec: FilterField<T>,
-  a: ReturnType<FilterField<T>['get']>,
-  b: ReturnType<FilterField<T>['get']>,
+/** The order of two sort values of a field; unset values sort first. */
+export function compareSortValues(
+  type: FieldType,
+  a: Comparable | undefined,
+  b: Comparable | undefined,
 ): number {
   if (a === undefined || b === undefined) return (a === undefined ? 0 : 1) - (b === undefined ? 0 : 1);
-  return compare(spec.type, normalize(spec.type, a), normalize(spec.type, b));
+  return compare(type, a, b);
 }

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { ApiError } from '../errors/api-error.ts';
 import { Code } from '../errors/code.ts';
-import { page, pageOffset, pageSize } from './pagination.ts';
+import { compileOrdering } from './ordering.ts';
+import { keysetPage, nextPageToken, page, pageOffset, pageSize } from './pagination.ts';
 
 describe('pageSize()', () => {
   test.each([
@@ -100,5 +101,77 @@ describe('page tokens, whatever the caller sends', () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('keysetPage(): pages that hold under concurrent creates and deletes', () => {
+  interface Item {
+    name: string;
+    created: Date;
+    cpu: number;
+  }
+  const SCHEMA = {
+    name: { type: 'string' as const, get: (i: Item) => i.name },
+    create_time: { type: 'timestamp' as const, get: (i: Item) => i.created },
+    cpu: { type: 'int' as const, get: (i: Item) => i.cpu },
+  };
+  const item = (n: number, cpu: number): Item => ({
+    name: `e${n}`,
+    created: new Date(Date.UTC(2026, 0, 1) + Math.floor(n / 3) * 1000),
+    cpu,
+  });
+
+  test('walking every page while items come and go shows each item that stayed exactly once, in order', () => {
+    const change = fc.record({ create: fc.boolean(), cpu: fc.integer({ min: 1, max: 4 }), pick: fc.nat() });
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 1, max: 4 }), { maxLength: 120 }),
+        fc.integer({ min: 1, max: 25 }),
+        fc.constantFrom('', 'cpu desc', 'cpu, name desc'),
+        fc.array(change, { maxLength: 40 }),
+        (cpus, size, orderBy, changes) => {
+          let items = cpus.map((cpu, n) => item(n, cpu));
+          const original = new Set(items.map((i) => i.name));
+          const ordering = compileOrdering(orderBy, SCHEMA, ['create_time desc', 'name']);
+          const seen: Item[] = [];
+          let token = '';
+          let round = 0;
+          do {
+            const result = keysetPage(items, { pageSize: size, pageToken: token }, 'q', ordering);
+            seen.push(...result.items);
+            token = result.nextPageToken;
+            // Between two pages, someone creates or deletes an item.
+            const next = changes[round++];
+            if (next?.create === true) items = [...items, item(1000 + round, next.cpu)];
+            else if (next !== undefined && items.length > 0) {
+              const gone = items[next.pick % items.length];
+              items = items.filter((i) => i !== gone);
+              original.delete(gone?.name ?? '');
+            }
+          } while (token !== '');
+          const names = seen.map((i) => i.name);
+          expect(new Set(names).size).toBe(names.length);
+          for (const name of original) expect(names).toContain(name);
+          const keys = seen.map((i) => ordering.key(i));
+          for (let i = 1; i < keys.length; i++)
+            expect(ordering.compare(keys[i - 1] ?? [], keys[i] ?? [])).toBeLessThan(0);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  test('a token binds its query, refuses a forged key, and an offset token of an earlier release still works', () => {
+    const ordering = compileOrdering('cpu desc', SCHEMA, ['create_time desc', 'name']);
+    const items = [item(1, 1), item(2, 2), item(3, 3)];
+    const first = keysetPage(items, { pageSize: 1 }, 'q', ordering);
+    expect(first.items.map((i) => i.name)).toEqual(['e3']);
+    expect(() =>
+      keysetPage(items, { pageSize: 1, pageToken: first.nextPageToken }, 'other', ordering),
+    ).toThrow('different query');
+    const forged = Buffer.from(JSON.stringify({ k: ['x', 'y'], q: 'q' })).toString('base64url');
+    expect(() => keysetPage(items, { pageToken: forged }, 'q', ordering)).toThrow('Invalid page_token');
+    const offset = nextPageToken(2, 3, 'q');
+    expect(keysetPage(items, { pageToken: offset }, 'q', ordering).items.map((i) => i.name)).toEqual(['e1']);
   });
 });

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { invalidArgument } from '../errors/api-error.ts';
+import type { Ordering, SortKey } from './ordering.ts';
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 1000;
@@ -17,6 +18,8 @@ interface TokenBody {
   o: number;
   /** Hash of the query (filter, order, parent) the token belongs to. */
   q: string;
+  /** Keyset tokens: the sort key of the last item shown (then `o` is absent). */
+  k?: unknown;
 }
 
 function queryHash(query: string): string {
@@ -69,4 +72,51 @@ export function page<T>(
   const offset = pageOffset(request.pageToken, query);
   const end = offset + size;
   return { items: items.slice(offset, end), nextPageToken: nextPageToken(end, items.length, query) };
+}
+
+/**
+ * One page of `items` (those that match the query, in any order) in `ordering`, starting after
+ * the item whose key the page token remembers, and the token of the next. A token holds the
+ * last key shown, not a position: engines created or deleted between two pages never make a
+ * page skip or repeat another engine. Tokens of earlier releases (offsets) still work.
+ *
+ * Work per page: one key per item and a sort of the items after the token, all in memory.
+ */
+export function keysetPage<T>(
+  items: readonly T[],
+  request: { pageSize?: number; pageToken?: string },
+  query: string,
+  ordering: Ordering<T>,
+): { items: T[]; nextPageToken: string } {
+  const size = pageSize(request.pageSize);
+  const keyed = items.map((item) => ({ item, key: ordering.key(item) }));
+  const after = pageStart(request.pageToken, query, ordering);
+  const rest = (
+    typeof after === 'number' ? keyed : keyed.filter((k) => ordering.compare(k.key, after) > 0)
+  ).sort((a, b) => ordering.compare(a.key, b.key));
+  const from = typeof after === 'number' ? after : 0;
+  const shown = rest.slice(from, from + size);
+  const last = shown.at(-1);
+  const more = from + size < rest.length && last !== undefined;
+  return {
+    items: shown.map((k) => k.item),
+    nextPageToken: more ? keysetToken(ordering.encode(last.key), query) : '',
+  };
+}
+
+function keysetToken(key: unknown, query: string): string {
+  return Buffer.from(JSON.stringify({ k: key, q: queryHash(query) })).toString('base64url');
+}
+
+/** Where a page starts: after a key, or at an offset (tokens of earlier releases, and none). */
+function pageStart<T>(token: string | undefined, query: string, ordering: Ordering<T>): SortKey | number {
+  if (token === undefined || token === '') return 0;
+  const body = tokenBody(token);
+  if (body?.k === undefined) return pageOffset(token, query);
+  const key = ordering.decode(body.k);
+  if (key === undefined) throw invalidArgument('page_token', 'is not a token from a previous response');
+  if (body.q !== queryHash(query)) {
+    throw invalidArgument('page_token', 'belongs to a different query (parent, filter or order_by changed)');
+  }
+  return key;
 }

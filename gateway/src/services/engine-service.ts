@@ -22,11 +22,17 @@ import {
   type EngineSettings,
   type ProfileConstraints,
 } from '../engines/settings.ts';
-import { newestFirst, type ListedEngine, type ListSchemas } from '../engines/list-fields.ts';
+import {
+  NEWEST_FIRST,
+  NEWEST_FIRST_SCHEMA,
+  type ListedEngine,
+  type ListSchemas,
+} from '../engines/list-fields.ts';
 import { checkChangeable, checkPause, checkResume, checkTerminate } from '../engines/lifecycle.ts';
 import { allowsUse, engineAccess, type EngineUse } from '../engines/ownership.ts';
-import { compileFilter, compileOrder } from '../list/filter.ts';
-import { page } from '../list/pagination.ts';
+import { compileFilter } from '../list/filter.ts';
+import { compileOrdering } from '../list/ordering.ts';
+import { keysetPage } from '../list/pagination.ts';
 import { KeyedLock } from '../store/keyed-lock.ts';
 import type { Intent } from '../store/objects.ts';
 import type { Stored } from '../store/store.ts';
@@ -358,15 +364,13 @@ function listHandler(store: EngineStore): Handler {
     const filter = (request['filter'] as string | undefined) ?? '';
     const orderBy = (request['orderBy'] as string | undefined) ?? '';
     const matches = kind.lists ? compileFilter(filter, kind.lists.filter) : () => true;
-    const order = kind.lists ? compileOrder(orderBy, kind.lists.order, newestFirst) : newestFirst;
-    const engines = (await store.visible(workspace, context))
-      .map((s) => s.engine)
-      .filter(matches)
-      .sort(order);
-    const { items, nextPageToken } = page(
+    const ordering = compileOrdering(orderBy, kind.lists?.order ?? NEWEST_FIRST_SCHEMA, NEWEST_FIRST);
+    const engines = (await store.visible(workspace, context)).map((s) => s.engine).filter(matches);
+    const { items, nextPageToken } = keysetPage(
       engines,
       request as { pageSize?: number; pageToken?: string },
       `parent=${parent}&filter=${filter}&order_by=${orderBy}`,
+      ordering,
     );
     return { [names.listField]: items, nextPageToken, ...(kind.lists ? { totalSize: engines.length } : {}) };
   };

@@ -8,10 +8,11 @@ import { Engine_State, Engine_Type } from '../gen/ai/h2o/engine/v1/engine.pb.ts'
 import { DAIEngine_State } from '../gen/ai/h2o/engine/v1/dai_engine.pb.ts';
 import { H2OEngine_State } from '../gen/ai/h2o/engine/v1/h2o_engine.pb.ts';
 import { NotebookEngine_State } from '../gen/ai/h2o/engine/v1/notebook_engine.pb.ts';
-import { engineListSchemas, newestFirst, type ListedEngine } from '../engines/list-fields.ts';
+import { engineListSchemas, NEWEST_FIRST, type ListedEngine } from '../engines/list-fields.ts';
 import { engineAccess } from '../engines/ownership.ts';
-import { compileFilter, compileOrder } from '../list/filter.ts';
-import { page } from '../list/pagination.ts';
+import { compileFilter } from '../list/filter.ts';
+import { compileOrdering } from '../list/ordering.ts';
+import { keysetPage } from '../list/pagination.ts';
 import type { ResourceStore } from '../store/store.ts';
 import { checkedWorkspace, type ServiceDeps } from './resource-service.ts';
 
@@ -157,13 +158,14 @@ export function engineService(deps: ServiceDeps): Handlers {
       const filter = (request['filter'] as string | undefined) ?? '';
       const orderBy = (request['orderBy'] as string | undefined) ?? '';
       const matches = compileFilter(filter, SCHEMAS.filter);
-      const order = compileOrder(orderBy, SCHEMAS.order, newestFirst);
+      const ordering = compileOrdering(orderBy, SCHEMAS.order, NEWEST_FIRST);
       const all = await enginesIn(deps.store, workspace);
-      const engines = (await visibleEngines(all, deps.authorizer, context)).filter(matches).sort(order);
-      const { items, nextPageToken } = page(
+      const engines = (await visibleEngines(all, deps.authorizer, context)).filter(matches);
+      const { items, nextPageToken } = keysetPage(
         engines,
         request as { pageSize?: number; pageToken?: string },
         `parent=${parent}&filter=${filter}&order_by=${orderBy}`,
+        ordering,
       );
       return { engines: items, nextPageToken, totalSize: engines.length };
     },
