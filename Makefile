@@ -33,7 +33,7 @@ help: ## Show this help
 ##@ Setup
 
 .PHONY: deps
-deps: apt-packages node_modules/.package-lock.json $(DOCS_DEPS) binaries python-clients ## Install everything: Debian packages, Node 24, npm packages (also the docs site's), cluster binaries, Python clients
+deps: apt-packages node_modules/.package-lock.json $(DOCS_DEPS) binaries python-clients schemathesis ## Install everything: Debian packages, Node 24, npm packages (also the docs site's), cluster binaries, Python clients, schemathesis
 
 .PHONY: apt-packages
 apt-packages: ## Install the Debian packages that are missing
@@ -78,6 +78,22 @@ python-clients: ## Install the pinned h2o-engine-manager Python clients into ven
 	    rm -rf "$$venv" && python3 -m venv "$$venv" && "$$venv/bin/pip" install -q "h2o-engine-manager==$$v"; \
 	  fi; \
 	done
+
+# Schemathesis, for the schema-driven fuzz test of the REST API (test/fuzz/): 4.x still reads
+# Swagger 2.0, which the published document is. Pinned with everything it installs
+# (test/fuzz/requirements.txt), in its own venv; reinstalled when that list changes.
+SCHEMATHESIS_REQUIREMENTS := test/fuzz/requirements.txt
+SCHEMATHESIS_VERSION := $(shell sed -n 's/^schemathesis==//p' $(SCHEMATHESIS_REQUIREMENTS))
+export SCHEMATHESIS_VERSION
+.PHONY: schemathesis
+schemathesis: ## Install the pinned schemathesis into a venv in the cache
+	@venv="$(AIEM_CACHE)/schemathesis-$(SCHEMATHESIS_VERSION)"; \
+	if [ ! -x "$$venv/bin/schemathesis" ] || \
+	  ! cmp -s <("$$venv/bin/pip" freeze 2>/dev/null) <(grep -v '^#' $(SCHEMATHESIS_REQUIREMENTS)); then \
+	  echo "Installing schemathesis $(SCHEMATHESIS_VERSION) into $$venv"; \
+	  rm -rf "$$venv" && python3 -m venv "$$venv" && \
+	    "$$venv/bin/pip" install -q --no-deps -r $(SCHEMATHESIS_REQUIREMENTS); \
+	fi
 
 .PHONY: binaries
 binaries: ## Build the control plane binaries (cold: ~7 min once per machine)

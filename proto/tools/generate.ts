@@ -1,8 +1,8 @@
 /**
  * `make generate`, after `buf generate`: reads the API from a buf image
  * (`buf build --as-file-descriptor-set -o <image>.json`) and writes the outputs that no protoc
- * plugin makes: the gateway's REST route table, its JSON field table, and the
- * CustomResourceDefinitions in crds/.
+ * plugin makes: the gateway's REST route table, its JSON field table, the
+ * CustomResourceDefinitions in crds/, and the final OpenAPI document (proto/tools/openapi.ts).
  *
  * Usage: node proto/tools/generate.ts <image.json>
  */
@@ -14,6 +14,7 @@ import { crdFor, GROUP, KINDS } from './crds.ts';
 import { readApi, type FileDescriptorSetJson } from './descriptor.ts';
 import { API_PACKAGE } from './load-api.ts';
 import { messagesSource } from './messages.ts';
+import { refineOpenApi, type SwaggerDocument } from './openapi.ts';
 import { routeRows, routesSource } from './routes.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -36,16 +37,9 @@ for (const kind of KINDS) {
   writeFileSync(join(crds, `${GROUP}_${kind.kind.toLowerCase()}s.yaml`), header + body);
 }
 
-// protoc-gen-openapiv2 titles the merged document after one of its input files; give it the
-// product's name and version instead.
+// The OpenAPI document that protoc-gen-openapiv2 wrote, with the product's name and version and
+// the gateway's limits on its inputs.
 const openapiPath = join(ROOT, 'docs-site/static/openapi/engine-manager.swagger.json');
-const openapi = JSON.parse(readFileSync(openapiPath, 'utf8')) as { info: Record<string, string> };
+const openapi = JSON.parse(readFileSync(openapiPath, 'utf8')) as SwaggerDocument;
 const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
-openapi.info = {
-  title: 'AI Engine Manager API',
-  version,
-  description:
-    'Create and run Driverless AI engines, H2O clusters and notebook engines in workspaces, from the ' +
-    'profiles, versions and images that administrators define. Every call is also served over gRPC.',
-};
-writeFileSync(openapiPath, `${JSON.stringify(openapi, null, 2)}\n`);
+writeFileSync(openapiPath, `${JSON.stringify(refineOpenApi(openapi, version), null, 2)}\n`);

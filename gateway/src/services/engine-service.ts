@@ -145,8 +145,15 @@ export class EngineStore {
     return this.deps.authorizer.check(context.caller, `${this.names.permission}/${action}`, workspace);
   }
 
+  /**
+   * The workspace of an engine name, which must be well formed: an id no engine can have is
+   * INVALID_ARGUMENT (naming `field`), not NOT_FOUND, also where allowMissing would hide it.
+   */
   workspaceOf(name: string, field = 'name'): string {
-    return workspaceOf(this.kind.kind, name, field);
+    const workspace = workspaceOf(this.kind.kind, name, field);
+    const problem = resourceIdProblem(name.slice(name.lastIndexOf('/') + 1));
+    if (problem !== undefined) throw invalidArgument(field, `the engine id ${problem}`);
+    return workspace;
   }
 
   stateValue(name: string): number {
