@@ -14,6 +14,8 @@
  *
  * Prints a table; README records a run.
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, type V1StatefulSet } from '@kubernetes/client-node';
 import { pino } from 'pino';
@@ -95,6 +97,10 @@ async function batch(
 
 const cluster = await startCluster({ log: () => undefined });
 const rows: [string, string, string, string][] = [];
+const report = (row: [string, string, string, string]): void => {
+  rows.push(row);
+  console.error(`measured: ${row.join(' | ')}`);
+};
 try {
   await cluster.kubectl(['apply', '-f', 'crds']);
   await cluster.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
@@ -164,7 +170,7 @@ try {
     }),
   );
   const perSecond = (ms: number): number => ENGINES_LISTED / (ms / 1000);
-  rows.push([
+  report([
     `P3 ${ENGINES_LISTED} creates, ${CONCURRENCY} at a time (creates/s)`,
     perSecond(apiCreateMs).toFixed(0),
     perSecond(rawCreateMs).toFixed(0),
@@ -177,7 +183,7 @@ try {
   const kubeGet = await load(LOAD_MS, CONCURRENCY, () =>
     custom.getNamespacedCustomObject({ ...target, name: 'w.e7' }),
   );
-  rows.push([
+  report([
     `P1 GET one engine, ${CONCURRENCY} at a time (calls/s; p99)`,
     `${restGet.perSecond.toFixed(0)}; p99 ${restGet.p99.toFixed(1)} ms`,
     `${kubeGet.perSecond.toFixed(0)}; p99 ${kubeGet.p99.toFixed(1)} ms`,
@@ -191,13 +197,13 @@ try {
   const kubeList = await timedAll(5, () =>
     custom.listNamespacedCustomObject({ ...target, labelSelector: 'engine.h2o.ai/workspace=w' }),
   );
-  rows.push([
+  report([
     `P2 a filtered page of 50 over ${ENGINES_LISTED} engines (median; p99) vs the apiserver's list`,
     `${median(restList).toFixed(1)} ms; p99 ${percentile(restList, 0.99).toFixed(1)} ms`,
     `${median(kubeList).toFixed(0)} ms`,
     (median(restList) / median(kubeList)).toFixed(3),
   ]);
-  rows.push([
+  report([
     `P5g memory with ${ENGINES_LISTED * 2} engines cached (RSS of the process running gateway and benchmark)`,
     `${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB`,
     '',
@@ -246,7 +252,15 @@ try {
   await bareReady;
   const bareMs = performance.now() - start;
 
-  await custom.deleteCollectionNamespacedCustomObject({ ...target });
+  // Clear the read benchmarks' engines before the operator starts (it would run them all). The
+  // apiserver may time out deleting thousands at once (504) while it goes on: repeat until none.
+  for (;;) {
+    await custom.deleteCollectionNamespacedCustomObject({ ...target }).catch((error: unknown) => {
+      if ((error as { code?: number }).code !== 504) throw error;
+    });
+    const left = (await custom.listNamespacedCustomObject({ ...target, limit: 1 })) as { items: unknown[] };
+    if (left.items.length === 0) break;
+  }
   const operator = await startOperator({
     kubeConfig: cluster.kubeConfig,
     namespace: NAMESPACE,
@@ -290,13 +304,13 @@ try {
     ),
   );
   const rawCreatedMs = performance.now() - start;
-  rows.push([
+  report([
     `${ENGINES_STARTED} engine creates at once`,
     `${createdMs.toFixed(0)} ms`,
     `${rawCreatedMs.toFixed(0)} ms`,
     (createdMs / rawCreatedMs).toFixed(2),
   ]);
-  rows.push([
+  report([
     `${ENGINES_STARTED} engines to RUNNING`,
     `${(engineMs / 1000).toFixed(1)} s`,
     `${(bareMs / 1000).toFixed(1)} s`,
@@ -312,3 +326,11 @@ try {
 
 console.log('\n| measure | AI Engine Manager | Kubernetes alone | ratio |\n| --- | --- | --- | --- |');
 for (const row of rows) console.log(`| ${row.join(' | ')} |`);
+// The same figures as JSON, for comparing runs.
+const out = join(process.env['AIEM_RUN_DIR'] ?? '.run', 'bench-api.json');
+mkdirSync(dirname(out), { recursive: true });
+writeFileSync(
+  out,
+  `${JSON.stringify({ at: new Date().toISOString(), engines: ENGINES_LISTED, rows: rows.map(([measure, product, kubernetes, ratio]) => ({ measure, product, kubernetes, ratio })) }, null, 2)}\n`,
+);
+console.log(`written to ${out}`);

@@ -34,9 +34,12 @@ export function profile(fields: Message = {}): Message {
   };
 }
 
+/** Whatever answers REST calls: the test's gateway, or a replica in a process of its own. */
+export type RestCaller = Pick<ApiServer, 'rest'>;
+
 /** Calls that must succeed; the body of the answer. */
 export async function ok(
-  api: ApiServer,
+  api: RestCaller,
   call: { method: string; path: string; body?: unknown; headers: Record<string, string> },
 ): Promise<Record<string, unknown>> {
   const response = await api.rest(call.method, call.path, call.body, call.headers);
@@ -50,7 +53,7 @@ export async function ok(
  * 1.10.6 and 1.11.0, H2O version 3.46.0.1 and the notebook image `jupyter`.
  */
 export async function defineCatalogue(
-  api: ApiServer,
+  api: RestCaller,
   { workspace, headers }: { workspace: string; headers: Record<string, string> },
 ): Promise<void> {
   const post = (collection: string, id: string, body: Message): Promise<Record<string, unknown>> =>

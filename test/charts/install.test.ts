@@ -10,11 +10,11 @@
  * environment and a token of each pod's ServiceAccount: what they may do is what the pods could.
  */
 import { waitFor } from '../cluster/wait.ts';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { ProductProcess } from '../helpers/product-process.ts';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { CoordinationV1Api, type KubernetesObject, type V1Pod } from '@kubernetes/client-node';
 import { dump, load } from 'js-yaml';
@@ -33,79 +33,6 @@ const OPERATOR_SA = 'aiem-ai-engine-manager-operator';
 const OPERATOR_POD = 'aiem-ai-engine-manager-operator-local';
 const GIB = 1024 ** 3;
 const INSTANCE = `app.kubernetes.io/instance=${RELEASE}`;
-
-/** A process of the product, its JSON log lines kept for waits and failure reports. */
-class ProductProcess {
-  readonly lines: string[] = [];
-  private readonly child: ChildProcess;
-  private readonly waiters = new Set<() => void>();
-  private exited = false;
-  readonly name: string;
-
-  constructor(name: string, script: string, env: Record<string, string>) {
-    this.name = name;
-    this.child = spawn(process.execPath, [join(ROOT, script)], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    for (const stream of [this.child.stdout, this.child.stderr]) {
-      if (stream === null) continue;
-      createInterface({ input: stream }).on('line', (line) => {
-        this.lines.push(line);
-        for (const waiter of this.waiters) waiter();
-      });
-    }
-    this.child.once('exit', () => {
-      this.exited = true;
-      for (const waiter of this.waiters) waiter();
-    });
-  }
-
-  /** The last lines of the log (each cut to 1,000 characters), for failure messages. */
-  log(lines = 40): string {
-    const tail = this.lines.slice(-lines).map((line) => (line.length > 1000 ? `${line.slice(0, 1000)}…` : line));
-    return `----- ${this.name} (last ${tail.length} lines) -----\n${tail.join('\n')}`;
-  }
-
-  /** Resolves with the first log record whose `msg` is `message`, past or future. */
-  waitForLog(message: string, timeoutMs = 60_000): Promise<Record<string, unknown>> {
-    return new Promise((resolve, reject) => {
-      const finish = (): void => {
-        clearTimeout(timer);
-        this.waiters.delete(check);
-      };
-      const check = (): void => {
-        const record = this.lines.map(parseJson).find((r) => r?.['msg'] === message);
-        if (record !== undefined) {
-          finish();
-          resolve(record);
-        } else if (this.exited) {
-          finish();
-          reject(new Error(`${this.name} exited before "${message}"\n${this.log()}`));
-        }
-      };
-      const timer = setTimeout(() => {
-        finish();
-        reject(new Error(`${this.name} did not log "${message}"\n${this.log()}`));
-      }, timeoutMs);
-      this.waiters.add(check);
-      check();
-    });
-  }
-
-  async stop(): Promise<void> {
-    if (this.exited) return;
-    const exited = new Promise((resolve) => this.child.once('exit', resolve));
-    this.child.kill('SIGTERM');
-    await exited;
-  }
-}
-
-function parseJson(line: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(line);
-    return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 const processes: ProductProcess[] = [];
 const scratch = mkdtempSync(join(tmpdir(), 'aiem-chart-install-'));
@@ -270,15 +197,15 @@ const DENIED: Record<string, string[][]> = {
     ['create', 'deployments.apps'],
     ['create', 'rolebindings.rbac.authorization.k8s.io'],
     ['delete', 'leases.coordination.k8s.io'],
-    ['get', 'leases.coordination.k8s.io/another-lease'],
   ],
   gateway: [
     ['patch', 'statefulsets.apps'],
     ['delete', 'pods'],
     ['watch', 'pods'],
-    ['create', 'leases.coordination.k8s.io'],
+    ['list', 'leases.coordination.k8s.io'],
   ],
   operator: [
+    ['get', 'leases.coordination.k8s.io/another-lease'],
     ['get', 'pods', '--subresource=log'],
     ['create', 'daiengines.engine.h2o.ai'],
     ['delete', 'daiengines.engine.h2o.ai'],

@@ -54,8 +54,8 @@ type Table = Readonly<Record<string, Permission[]>>;
 
 /**
  * gateway/src/store/: the API's resources as custom resources of every kind (store.ts; the list
- * calls also feed the watch caches, watch-cache.ts), and engines' pod logs through the pod log
- * API (pod-logs.ts).
+ * calls also feed the watch caches, watch-cache.ts), engines' pod logs through the pod log API
+ * (pod-logs.ts), and the quota locks every replica honours (lease-lock.ts).
  */
 const GATEWAY_CALLS: Table = {
   createNamespacedCustomObject: on(GROUP, ALL_KINDS, ['create']),
@@ -71,6 +71,10 @@ const GATEWAY_CALLS: Table = {
   deleteNamespacedCustomObject: on(GROUP, ALL_KINDS, ['delete']),
   listNamespacedPod: on('', ['pods'], ['list']),
   readNamespacedPodLog: on('', ['pods/log'], ['get']),
+  // Quota locks (lease-lock.ts): a Lease per user and profile, named from a hash of the key.
+  readNamespacedLease: on('coordination.k8s.io', ['leases'], ['get']),
+  createNamespacedLease: on('coordination.k8s.io', ['leases'], ['create']),
+  replaceNamespacedLease: on('coordination.k8s.io', ['leases'], ['update']),
 };
 
 /**

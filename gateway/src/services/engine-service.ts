@@ -33,7 +33,6 @@ import { allowsUse, engineAccess, type EngineUse } from '../engines/ownership.ts
 import { compileFilter } from '../list/filter.ts';
 import { compileOrdering } from '../list/ordering.ts';
 import { keysetPage } from '../list/pagination.ts';
-import { KeyedLock } from '../store/keyed-lock.ts';
 import type { Intent } from '../store/objects.ts';
 import type { Stored } from '../store/store.ts';
 import { annotationProblem, checkDisplayName, resourceIdProblem } from '../validation/names.ts';
@@ -123,8 +122,6 @@ export class EngineStore {
   readonly kind: EngineKind;
   readonly names: WireNames;
   readonly deps: ServiceDeps;
-  /** Serialises quota checks and the write they guard, per user and profile. */
-  private readonly quotaLock = new KeyedLock();
   private readonly gatewayStatus: string[];
   private readonly stateNames: Record<number, string>;
 
@@ -224,11 +221,20 @@ export class EngineStore {
     intent: Intent,
     alsoStatus: readonly string[] = [],
   ): Promise<Engine> {
-    const saved = await this.deps.store.update(this.kind.kind, engine, resourceVersion, {
+    return (await this.write(engine, resourceVersion, intent, alsoStatus)).message as unknown as Engine;
+  }
+
+  /** {@link save}, answering the stored resource with its new resourceVersion. */
+  write(
+    engine: Engine,
+    resourceVersion: string,
+    intent: Intent,
+    alsoStatus: readonly string[] = [],
+  ): Promise<Stored> {
+    return this.deps.store.update(this.kind.kind, engine, resourceVersion, {
       intent,
       statusFields: [...this.gatewayStatus, ...alsoStatus],
     });
-    return saved.message as unknown as Engine;
   }
 
   /** The profile an engine uses, checked usable by the caller. */
@@ -274,15 +280,27 @@ export class EngineStore {
   /**
    * Runs `write` (which starts `engine`) only if the user's running engines of the same profile
    * leave room under the profile's caps. Checks and writes of one user and profile run one at a
-   * time, so concurrent creates and resumes cannot overrun the caps together.
+   * time across every gateway replica (a Lease per user and profile, store/lease-lock.ts), each
+   * counting on data that includes the previous holder's write, so concurrent creates and
+   * resumes cannot overrun the caps together, wherever they arrive.
    */
-  async withinQuota<T>(engine: Engine, profile: Profile, write: () => Promise<T>): Promise<T> {
+  async withinQuota(engine: Engine, profile: Profile, write: () => Promise<Stored>): Promise<Stored> {
     // Without caps there is nothing to count, nor to serialise: creates run side by side.
     if (!hasCaps(profile)) return write();
     const workspace = this.workspaceOf(engine.name);
     const key = `${workspace}/${engine.creator}/${profile.name}`;
-    return this.quotaLock.run(key, async () => {
-      const running = (await this.all(workspace))
+    const { store } = this.deps;
+    return store.locks.run(key, async (held) => {
+      // The previous holder may be another replica: count once this cache has its write, or
+      // from the apiserver when it is not known what that holder wrote.
+      const fresh =
+        held.tookOver ||
+        (held.lastWrite !== undefined && !(await store.caughtUp(this.kind.kind, held.lastWrite)));
+      const engines = fresh
+        ? await store.listFresh(this.kind.kind, workspace)
+        : await store.list(this.kind.kind, workspace);
+      const running = engines
+        .map((s) => ({ ...s, engine: s.message as unknown as Engine }))
         .filter((s) => s.engine.name !== engine.name && s.engine.creator === engine.creator)
         .filter((s) => s.engine.profile === engine.profile && this.isRunning(s))
         .map((s) => s.engine);
@@ -291,7 +309,8 @@ export class EngineStore {
         throw new ApiError(Code.RESOURCE_EXHAUSTED, `Cannot start the engine: ${problem}`, {
           reason: 'QUOTA_EXCEEDED',
         });
-      return write();
+      const saved = await write();
+      return { result: saved, wrote: saved.resourceVersion };
     });
   }
 }
@@ -487,11 +506,14 @@ function stopHandler(store: EngineStore, action: 'PAUSE' | 'RESUME' | 'TERMINATE
     const moving = { state: store.stateValue(TRANSITIONS[action]), reconciling: true };
     const engine = { ...current.engine, ...moving, ...(resuming ? { resumeTime: store.now() } : {}) };
     if (request['validateOnly'] === true) return { [names.field]: engine };
-    const write = (): Promise<Engine> =>
-      store.save(engine, current.resourceVersion, { [kind.stopIntent]: !resuming }, ['state', 'reconciling']);
-    if (!resuming) return { [names.field]: await write() };
+    const write = (): Promise<Stored> =>
+      store.write(engine, current.resourceVersion, { [kind.stopIntent]: !resuming }, [
+        'state',
+        'reconciling',
+      ]);
+    if (!resuming) return { [names.field]: (await write()).message };
     const profile = await store.profile(engine, names.snakeField, context);
-    return { [names.field]: await store.withinQuota(engine, profile, write) };
+    return { [names.field]: (await store.withinQuota(engine, profile, write)).message };
   };
 }
 

@@ -2,7 +2,7 @@ import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node'
 import { ENGINE_UID_LABEL } from '../../../shared/resources.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { Code } from '../errors/code.ts';
-import { storeError } from './store.ts';
+import { storeError } from './store-errors.ts';
 
 /** How much of one container's log a read returns. */
 export interface LogLimits {

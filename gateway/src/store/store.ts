@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import { setTimeout } from 'node:timers/promises';
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import { ApiError, notFound } from '../errors/api-error.ts';
@@ -11,6 +13,8 @@ import {
 } from '../../../shared/resources.ts';
 import { log } from '../log.ts';
 import { KindCache } from './watch-cache.ts';
+import { LeaseLock } from './lease-lock.ts';
+import { httpStatusOf, storeError } from './store-errors.ts';
 import { earlierObjectNames, objectName } from './names.ts';
 import {
   fromCustomResource,
@@ -71,6 +75,8 @@ interface Located {
 export class ResourceStore {
   private readonly api: CustomObjectsApi;
   private readonly caches = new Map<string, KindCache>();
+  /** Locks every replica honours (quota checks), as Leases beside the resources. */
+  readonly locks: LeaseLock;
   /** The cluster and namespace of the resources, where their engines' pods run too. */
   readonly kubeConfig: KubeConfig;
   readonly namespace: string;
@@ -79,6 +85,11 @@ export class ResourceStore {
     this.api = kubeConfig.makeApiClient(CustomObjectsApi);
     this.kubeConfig = kubeConfig;
     this.namespace = namespace;
+    this.locks = new LeaseLock(
+      kubeConfig,
+      namespace,
+      `gateway-${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
+    );
   }
 
   /** Serves reads of every kind from watch-fed caches; resolves once all of them are in sync. */
@@ -112,6 +123,20 @@ export class ResourceStore {
       });
     }
     return cache;
+  }
+
+  /**
+   * Waits (bounded) until the kind's cache has seen the write of that resourceVersion, which
+   * may have been made by another replica; true when it has (or there is no cache).
+   */
+  async caughtUp(kind: ResourceKind, resourceVersion: string): Promise<boolean> {
+    const cache = this.caches.get(kind.kind);
+    return cache === undefined || (await cache.seen(resourceVersion, READ_OWN_WRITE_MS));
+  }
+
+  /** Every resource of `kind` in a workspace, read from the apiserver whatever the cache holds. */
+  async listFresh(kind: ResourceKind, workspace: string): Promise<Stored[]> {
+    return this.listDirect(kind, workspace);
   }
 
   /** Waits (bounded) until the kind's cache has seen a write, so that the writer reads it next. */
@@ -206,6 +231,10 @@ export class ResourceStore {
   async list(kind: ResourceKind, workspace: string): Promise<Stored[]> {
     const cache = this.cacheOf(kind);
     if (cache !== undefined) return Array.from(cache.inWorkspace(workspace), (object) => object.stored);
+    return this.listDirect(kind, workspace);
+  }
+
+  private async listDirect(kind: ResourceKind, workspace: string): Promise<Stored[]> {
     const list = (await this.call(`workspaces/${workspace}`, 'list', () =>
       this.api.listNamespacedCustomObject({
         ...this.target(kind),
@@ -380,45 +409,4 @@ function only(
 ): CustomResource['status'] {
   if (fields === undefined || status === undefined) return status;
   return Object.fromEntries(fields.map((field) => [field, status[field] ?? null]));
-}
-
-/** The HTTP status of a failed apiserver call, or `undefined` when no answer came. */
-function httpStatusOf(error: unknown): number | undefined {
-  return typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'number'
-    ? error.code
-    : undefined;
-}
-
-/** The API error for a failed apiserver call. */
-export function storeError(error: unknown, name: string, verb: string): ApiError {
-  const status = httpStatusOf(error);
-  if (status === 404) return notFound(name);
-  if (status === 409) {
-    return verb === 'create'
-      ? new ApiError(Code.ALREADY_EXISTS, `"${name}" already exists`, { reason: 'RESOURCE_EXISTS' })
-      : new ApiError(Code.ABORTED, `"${name}" was changed concurrently; read it again and retry`, {
-          reason: 'CONCURRENT_CHANGE',
-        });
-  }
-  if (status === 422 || status === 400) {
-    const message = `"${name}" was rejected by the stored schema: ${kubeMessage(error)}`;
-    return new ApiError(Code.INVALID_ARGUMENT, message, { reason: 'SCHEMA_VIOLATION', cause: error });
-  }
-  if (status === undefined || status === 429 || status >= 500) {
-    return new ApiError(Code.UNAVAILABLE, 'The cluster is unavailable; retry later', {
-      reason: 'CLUSTER_UNAVAILABLE',
-      cause: error,
-    });
-  }
-  return ApiError.from(error);
-}
-
-function kubeMessage(error: unknown): string {
-  const body = typeof error === 'object' && error !== null && 'body' in error ? error.body : undefined;
-  try {
-    const parsed = (typeof body === 'string' ? JSON.parse(body) : body) as { message?: string } | undefined;
-    return parsed?.message ?? 'invalid value';
-  } catch {
-    return 'invalid value';
-  }
 }

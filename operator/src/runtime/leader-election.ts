@@ -7,6 +7,7 @@
  */
 import { CoordinationV1Api, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
 import { statusCode } from '../kube/client.ts';
+import { microTime } from '../../../shared/micro-time.ts';
 
 export interface LeaderElectionOptions {
   kubeConfig: KubeConfig;
@@ -31,15 +32,6 @@ const delay = (ms: number): Promise<void> =>
   new Promise((resolve) => {
     setTimeout(resolve, ms).unref();
   });
-
-/**
- * A Lease time as the apiserver parses it: RFC 3339 with exactly six fractional digits. The
- * client library sends its MicroTime values as they are, and a Date would go out with three.
- */
-function microTime(date: Date): Date {
-  const text = date.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
-  return text as unknown as Date;
-}
 
 /** True once the write is done; false when another replica wrote first (409); else throws. */
 async function wonUnlessRaced(write: Promise<unknown>): Promise<boolean> {
