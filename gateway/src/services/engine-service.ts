@@ -291,14 +291,8 @@ export class EngineStore {
     const key = `${workspace}/${engine.creator}/${profile.name}`;
     const { store } = this.deps;
     return store.locks.run(key, async (held) => {
-      // The previous holder may be another replica: count once this cache has its write, or
-      // from the apiserver when it is not known what that holder wrote.
-      const fresh =
-        held.tookOver ||
-        (held.lastWrite !== undefined && !(await store.caughtUp(this.kind.kind, held.lastWrite)));
-      const engines = fresh
-        ? await store.listFresh(this.kind.kind, workspace)
-        : await store.list(this.kind.kind, workspace);
+      // The previous holder may be another replica: count on data that has its write.
+      const engines = await store.listHeld(this.kind.kind, workspace, held);
       const running = engines
         .map((s) => ({ ...s, engine: s.message as unknown as Engine }))
         .filter((s) => s.engine.name !== engine.name && s.engine.creator === engine.creator)

@@ -2,7 +2,6 @@ import { RESOURCE_KINDS, type ResourceKind } from '../../../shared/resources.ts'
 import type { CallContext, Handlers } from '../call/handler.ts';
 import { invalidFields, notFound } from '../errors/api-error.ts';
 import { getByNameOrAlias } from './references.ts';
-import { KeyedLock } from '../store/keyed-lock.ts';
 import { aliasProblems, versionIdProblem } from '../validation/names.ts';
 import type { MaskedResource } from '../validation/update-mask.ts';
 import { compareVersions } from '../../../shared/semver.ts';
@@ -57,7 +56,16 @@ function versionService(deps: ServiceDeps, kind: ResourceKind, mask: MaskedResou
     compare: newestFirst,
   });
   const { names } = service;
-  const lock = new KeyedLock();
+  /**
+   * Alias changes of a workspace one at a time across every replica (a Lease), each reading
+   * versions that include the previous holder's writes.
+   */
+  const underLock = <T>(workspace: string, action: () => Promise<T>): Promise<T> =>
+    deps.store.locks.run(`${kind.kind}/${workspace}`, async (held) => {
+      if (held.lastWrite !== undefined) await deps.store.caughtUp(kind, held.lastWrite);
+      const result = await action();
+      return { result, wrote: deps.store.newestWrite(kind) };
+    });
 
   /** The version of `name`, whose id may be an alias, e.g. `workspaces/global/daiEngineVersions/latest`. */
   async function resolve(name: string): Promise<{ message: Version; resourceVersion: string }> {
@@ -97,7 +105,7 @@ function versionService(deps: ServiceDeps, kind: ResourceKind, mask: MaskedResou
       const id = service.newId(request[names.idField] as string);
       const version = service.prepare(service.message(request));
       const name = service.nameIn(workspace, id);
-      return lock.run(workspace, async () => {
+      return underLock(workspace, async () => {
         const held = new Set((await service.all(workspace)).flatMap((v) => v.aliases));
         const free = version.aliases.filter((a) => !held.has(a));
         // Created first with the aliases nobody holds, so that a failed create changes nothing.
@@ -122,7 +130,7 @@ function versionService(deps: ServiceDeps, kind: ResourceKind, mask: MaskedResou
       await service.authorize(context, 'ASSIGN_ALIASES', workspace);
       const aliases = (request['aliases'] as string[] | undefined) ?? [];
       checkAliases(aliases, 'aliases');
-      await lock.run(workspace, async () => {
+      await underLock(workspace, async () => {
         const target = await resolve(name);
         await assign(workspace, target.message.name, aliases, context);
       });

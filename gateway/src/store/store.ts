@@ -13,7 +13,7 @@ import {
 } from '../../../shared/resources.ts';
 import { log } from '../log.ts';
 import { KindCache } from './watch-cache.ts';
-import { LeaseLock } from './lease-lock.ts';
+import { LeaseLock, type Held } from './lease-lock.ts';
 import { httpStatusOf, storeError } from './store-errors.ts';
 import { earlierObjectNames, objectName } from './names.ts';
 import {
@@ -77,6 +77,8 @@ export class ResourceStore {
   private readonly caches = new Map<string, KindCache>();
   /** Locks every replica honours (quota checks), as Leases beside the resources. */
   readonly locks: LeaseLock;
+  /** The newest resourceVersion this store wrote, per kind. */
+  private readonly written = new Map<string, string>();
   /** The cluster and namespace of the resources, where their engines' pods run too. */
   readonly kubeConfig: KubeConfig;
   readonly namespace: string;
@@ -134,13 +136,26 @@ export class ResourceStore {
     return cache === undefined || (await cache.seen(resourceVersion, READ_OWN_WRITE_MS));
   }
 
-  /** Every resource of `kind` in a workspace, read from the apiserver whatever the cache holds. */
-  async listFresh(kind: ResourceKind, workspace: string): Promise<Stored[]> {
-    return this.listDirect(kind, workspace);
+  /** The newest resourceVersion this store has written of `kind`: what a lock's next holder awaits. */
+  newestWrite(kind: ResourceKind): string | undefined {
+    return this.written.get(kind.kind);
+  }
+
+  /**
+   * Every resource of `kind` in a workspace, for a decision taken under a lock: from the cache
+   * once it holds the previous holder's write, else from the apiserver.
+   */
+  async listHeld(kind: ResourceKind, workspace: string, held: Held): Promise<Stored[]> {
+    const fresh =
+      held.tookOver || (held.lastWrite !== undefined && !(await this.caughtUp(kind, held.lastWrite)));
+    return fresh ? this.listDirect(kind, workspace) : this.list(kind, workspace);
   }
 
   /** Waits (bounded) until the kind's cache has seen a write, so that the writer reads it next. */
   private async settle(kind: ResourceKind, resourceVersion: string): Promise<void> {
+    const newest = this.written.get(kind.kind);
+    if (newest === undefined || BigInt(resourceVersion || '0') > BigInt(newest))
+      this.written.set(kind.kind, resourceVersion);
     const cache = this.caches.get(kind.kind);
     if (cache !== undefined && !(await cache.seen(resourceVersion, READ_OWN_WRITE_MS))) {
       log.warn({ kind: kind.kind, resourceVersion }, 'the cache did not see a write in time');
