@@ -32,6 +32,11 @@ export class ProductProcess {
     });
   }
 
+  /** The process id, while it runs. */
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
   /** The last lines of the log (each cut to 1,000 characters), for failure messages. */
   log(lines = 40): string {
     const tail = this.lines

@@ -55,6 +55,8 @@ export class KindCache {
   private stopped = false;
   private current: AbortController | undefined;
   private readonly waiters = new Set<() => void>();
+  /** Equal parts of messages (profile and version snapshots…) kept once. */
+  private readonly shared = new SharedParts();
   private loop: Promise<void> | undefined;
   private firstSync: PromiseWithResolvers<void> = Promise.withResolvers();
 
@@ -280,7 +282,7 @@ export class KindCache {
       metadata,
       ...identity,
       stored: deepFreeze({
-        message: fromCustomResource(this.kind, object),
+        message: this.shared.intern(fromCustomResource(this.kind, object)),
         resourceVersion: object.metadata.resourceVersion ?? '',
         intent: intentOf(this.kind, object),
       }),
@@ -325,4 +327,34 @@ function deepFreeze<T>(value: T): T {
     return value;
   for (const child of Object.values(value)) deepFreeze(child);
   return Object.freeze(value);
+}
+
+/**
+ * Keeps one copy of equal message parts: engines of one profile and version carry equal
+ * snapshots of them, each several hundred bytes, and thousands of engines would keep thousands
+ * of copies. The parts are frozen, so sharing them is safe; a part no message uses any more is
+ * forgotten with its last user.
+ */
+class SharedParts {
+  private readonly parts = new Map<string, WeakRef<object>>();
+  private readonly forget = new FinalizationRegistry<string>((key) => {
+    if (this.parts.get(key)?.deref() === undefined) this.parts.delete(key);
+  });
+
+  /** The message with each object-valued field replaced by the shared equal copy, if any. */
+  intern<T extends Record<string, unknown>>(message: T): T {
+    const out: Record<string, unknown> = { ...message };
+    for (const [field, value] of Object.entries(message)) {
+      if (typeof value !== 'object' || value === null || value instanceof Date) continue;
+      const key = `${field}\u0000${JSON.stringify(value)}`;
+      const known = this.parts.get(key)?.deref();
+      if (known !== undefined) out[field] = known;
+      else {
+        const part = deepFreeze(value);
+        this.parts.set(key, new WeakRef(part));
+        this.forget.register(part, key);
+      }
+    }
+    return out as T;
+  }
 }
