@@ -120,6 +120,8 @@ try {
     AIEM_REST_PORT: '0',
     AIEM_GRPC_PORT: '0',
     AIEM_LOG_LEVEL: 'info',
+    // V8 settings to try on the gateway, e.g. a heap limit (`--max-old-space-size=192`).
+    NODE_OPTIONS: process.env['AIEM_GATEWAY_NODE_OPTIONS'] ?? '',
     ...identity.environment,
   });
   const restUrl = String((await gatewayProcess.waitForLog('Started gateway'))['restUrl']);
