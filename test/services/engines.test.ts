@@ -440,6 +440,40 @@ describe('DAIEngineService over REST', () => {
   });
 });
 
+describe('paging while engines come and go', () => {
+  test('pages of 20 over 150 engines, while 50 are created and 50 deleted meanwhile: each engine that stayed shows exactly once', async () => {
+    const ids = Array.from({ length: 150 }, (_, i) => `p${i}`);
+    for (let i = 0; i < ids.length; i += 25)
+      await Promise.all(ids.slice(i, i + 25).map((id) => ok(createDai('paging', id, DAI))));
+    const doomed = new Set(ids.filter((_, i) => i % 3 === 0).slice(0, 50));
+    const seen: string[] = [];
+    let token = '';
+    let round = 0;
+    const churn: Promise<unknown>[] = [];
+    do {
+      const page = await ok(
+        api().rest(
+          'GET',
+          `/v1/workspaces/paging/daiEngines?pageSize=20&orderBy=${enc('cpu, display_name')}&pageToken=${token}`,
+        ),
+      );
+      seen.push(...(page['daiEngines'] as { name: string }[]).map((e) => e.name.split('/').pop() ?? ''));
+      token = String(page['nextPageToken']);
+      // Between pages, others create and delete engines.
+      const batch = [...doomed].slice(round * 7, round * 7 + 7);
+      churn.push(
+        ...batch.map((id) => ok(api().rest('DELETE', daiPath('paging', id)))),
+        ...Array.from({ length: 7 }, (_, j) => ok(createDai('paging', `new${round}x${j}`, DAI))),
+      );
+      await Promise.all(churn.splice(0));
+      round++;
+    } while (token !== '');
+    const stayed = ids.filter((id) => !doomed.has(id));
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(stayed.filter((id) => !seen.includes(id))).toEqual([]);
+  });
+});
+
 describe('DAIEngineService update with allowMissing', () => {
   test('creates a missing engine from the whole body, still requiring a valid mask', async () => {
     const path = `${daiPath('dai-upsert', 'e1')}?allowMissing=true`;
