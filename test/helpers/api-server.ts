@@ -7,7 +7,7 @@ import {
   type Client,
   type ServiceError,
 } from '@grpc/grpc-js';
-import { CoreV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, type KubernetesObject } from '@kubernetes/client-node';
 import type { Authorizer } from '../../gateway/src/auth/authorizer.ts';
 import type { Authenticate } from '../../gateway/src/call/handler.ts';
 import { startGateway, type Gateway } from '../../gateway/src/gateway.ts';
@@ -18,6 +18,7 @@ import { ResourceStore } from '../../gateway/src/store/store.ts';
 import type { Cluster, ClusterOptions } from '../cluster/cluster.ts';
 import { pino } from 'pino';
 import { startOperator, type Operator } from '../../operator/src/operator.ts';
+import { RESOURCE_KINDS } from '../../shared/resources.ts';
 import { allowAll, developmentIdentity } from './development-identity.ts';
 import { useCluster } from './use-cluster.ts';
 
@@ -41,6 +42,12 @@ export interface ApiServer {
    * resolving to the response message or rejecting with the ServiceError.
    */
   grpc(rpc: string, request: object, metadata?: Metadata): Promise<Record<string, unknown>>;
+  /**
+   * Resolves once the gateway's read cache holds this version of a custom resource (or a later
+   * one). Writes by others (the operator, a test playing it) reach the gateway's reads within
+   * moments; a test that reads through the API right after such a write awaits this first.
+   */
+  sees(plural: string, object: KubernetesObject): Promise<void>;
 }
 
 /** Options of {@link useApiServer}. */
@@ -109,6 +116,7 @@ export function useApiServer(options: ApiServerOptions): () => ApiServer {
       rest: (method, path, body, headers) => rest(gateway.restUrl, { method, path, body, headers }),
       grpc: (rpc, request, metadata) =>
         grpc(clients, gateway.grpcAddress, { rpc, request, metadata: metadata ?? new Metadata() }),
+      sees: (plural, object) => sees(store, plural, object),
     };
   });
 
@@ -164,4 +172,14 @@ function grpc(
       else resolvePromise(response);
     });
   });
+}
+
+async function sees(store: ResourceStore, plural: string, object: KubernetesObject): Promise<void> {
+  const kind = Object.values(RESOURCE_KINDS).find((k) => k.plural === plural);
+  if (kind === undefined) throw new Error(`No resource kind is stored as ${plural}`);
+  const version = object.metadata?.resourceVersion;
+  if (!(await store.cache(kind)?.seen(version, 10_000)))
+    throw new Error(
+      `The gateway did not see ${plural} ${object.metadata?.name ?? ''} at version ${version ?? ''}`,
+    );
 }

@@ -81,7 +81,7 @@ beforeAll(async () => {
 type Engine = EngineObject;
 
 const reaches = (plural: string, name: string, state: string, timeoutMs = 60_000): Promise<Engine> =>
-  reachesState(api().cluster.kubeConfig, { namespace: NAMESPACE, plural, name }, state, timeoutMs);
+  reachesState(api(), { namespace: NAMESPACE, plural, name }, state, timeoutMs);
 
 /** Resolves once the engine is gone from the cluster. */
 const gone = (plural: string, name: string): Promise<void> =>
@@ -388,12 +388,13 @@ describe('the operator', () => {
     };
     for (const name of ['op.old', 'op.disk'])
       await patchEngine('daiengines', name, { metadata: { annotations: report } });
-    await watchUntil<KubernetesObject & { status?: { freeDiskSizeBytes?: string } }>(
+    const reported = await watchUntil<KubernetesObject & { status?: { freeDiskSizeBytes?: string } }>(
       api().cluster.kubeConfig,
       `/apis/engine.h2o.ai/v1/namespaces/${NAMESPACE}/daiengines`,
       (e) => e.object.status?.freeDiskSizeBytes === '1073741824',
       { what: 'disk usage reported', query: { fieldSelector: 'metadata.name=op.disk' } },
     );
+    await api().sees('daiengines', reported);
     const fresh = await rest('GET', `/v1/${enc('workspaces/op/daiEngines/disk')}`);
     expect(fresh['daiEngine']).toMatchObject({
       totalDiskSizeBytes: '2147483648',

@@ -4,7 +4,7 @@
  */
 import { CoreV1Api, type KubeConfig, type KubernetesObject, type V1Pod } from '@kubernetes/client-node';
 import { ENGINE_UID_LABEL } from '../../shared/resources.ts';
-import type { RestResponse } from '../helpers/api-server.ts';
+import type { ApiServer, RestResponse } from '../helpers/api-server.ts';
 import { watchUntil } from '../helpers/watch.ts';
 
 export const GIB = 1024 ** 3;
@@ -49,19 +49,24 @@ export type EngineObject = KubernetesObject & {
   };
 };
 
-/** Resolves once the engine's reported state is `state` (watching, not polling). */
-export function reaches(
-  kubeConfig: KubeConfig,
+/**
+ * Resolves once the engine's reported state is `state` (watching, not polling), and reads so
+ * through the API too.
+ */
+export async function reaches(
+  api: ApiServer,
   where: { namespace: string; plural: string; name: string },
   state: string,
   timeoutMs = 60_000,
 ): Promise<EngineObject> {
-  return watchUntil<EngineObject>(
-    kubeConfig,
+  const engine = await watchUntil<EngineObject>(
+    api.cluster.kubeConfig,
     `/apis/engine.h2o.ai/v1/namespaces/${where.namespace}/${where.plural}`,
     (event) => event.object.status?.state === state,
     { what: `${where.name} in ${state}`, query: { fieldSelector: `metadata.name=${where.name}` }, timeoutMs },
   );
+  await api.sees(where.plural, engine);
+  return engine;
 }
 
 /** The label selector of everything the operator made for an engine. */

@@ -49,7 +49,7 @@ beforeAll(async () => {
 });
 
 const reaches = (plural: string, name: string, state: string): Promise<EngineObject> =>
-  reachesState(api().cluster.kubeConfig, { namespace: NAMESPACE, plural, name }, state);
+  reachesState(api(), { namespace: NAMESPACE, plural, name }, state);
 
 /** The names of the engine's pods, in ordinal order. */
 async function podsOf(uid: string): Promise<string[]> {

@@ -1,9 +1,13 @@
 import { status } from '@grpc/grpc-js';
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import {
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
 import { DAIEngine } from '../../gateway/src/gen/ai/h2o/engine/v1/dai_engine.pb.ts';
 import type { Authenticate } from '../../gateway/src/call/handler.ts';
 import { waitFor } from '../cluster/wait.ts';
-import { RESOURCE_KINDS } from '../../shared/resources.ts';
 import { useApiServer, type RestResponse } from '../helpers/api-server.ts';
 
 /** `Bearer <subject>[:<roles>]`; no header is users/developer with role `admin`. */
@@ -138,10 +142,8 @@ async function reportState(plural: string, workspace: string, id: string, state:
       body: { status: { state } },
     },
     setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-  )) as { metadata: { resourceVersion: string } };
-  const kind = Object.values(RESOURCE_KINDS).find((k) => k.plural === plural);
-  if (kind === undefined || !(await api().store.cache(kind)?.seen(patched.metadata.resourceVersion, 5_000)))
-    throw new Error(`The gateway did not see ${plural} ${workspace}.${id} become ${state}`);
+  )) as KubernetesObject;
+  await api().sees(plural, patched);
 }
 
 const DAI = {
