@@ -12,6 +12,9 @@ import {
   type KubernetesObject,
   type V1Pod,
 } from '@kubernetes/client-node';
+import { fromJson, type Json } from '../../gateway/src/json/canonical.ts';
+import { toCustomResource } from '../../gateway/src/store/objects.ts';
+import { RESOURCE_KINDS } from '../../shared/resources.ts';
 import { useApiServer } from '../helpers/api-server.ts';
 import { watchUntil, watchUntilGone } from '../helpers/watch.ts';
 import { GPU_TAINT } from '../cluster/nodes.ts';
@@ -194,6 +197,34 @@ describe('the operator', () => {
     await rest('DELETE', `/v1/${enc('workspaces/op/daiEngines/e1')}`);
     await gone('daiengines', 'op.e1');
     expect(await ownedObjects(uid)).toEqual([]);
+  });
+
+  test('runs an engine written in the earlier layout, with its snapshots in status', async () => {
+    // What the API answers for a create it only validates: the engine it would store.
+    const draft = await rest(
+      'POST',
+      '/v1/workspaces/op/daiEngines?daiEngineId=earlier&validateOnly=true',
+      DAI,
+    );
+    const kind = RESOURCE_KINDS.DAIEngine;
+    const message = fromJson(kind.message, draft['daiEngine'] as Json) as { name: string };
+    const { status, ...object } = toCustomResource(kind, message, NAMESPACE, { paused: false });
+    const objects = api().cluster.kubeConfig.makeApiClient(CustomObjectsApi);
+    const target = { group: 'engine.h2o.ai', version: 'v1', namespace: NAMESPACE, plural: 'daiengines' };
+    await objects.createNamespacedCustomObject({ ...target, body: object });
+    await objects.patchNamespacedCustomObjectStatus(
+      { ...target, name: 'op.earlier', body: { status } },
+      mergePatch,
+    );
+    await reaches('daiengines', 'op.earlier', 'STATE_RUNNING');
+    const engine = await rest('GET', `/v1/${enc('workspaces/op/daiEngines/earlier')}`);
+    expect(engine['daiEngine']).toMatchObject({
+      state: 'STATE_RUNNING',
+      creator: (draft['daiEngine'] as { creator: string }).creator,
+      daiEngineVersionInfo: { image: 'dai:1.10.6' },
+    });
+    await rest('DELETE', `/v1/${enc('workspaces/op/daiEngines/earlier')}`);
+    await gone('daiengines', 'op.earlier');
   });
 
   test('puts GPU engines on GPU nodes with the profile’s tolerations, and CPU engines elsewhere', async () => {

@@ -11,7 +11,9 @@ import {
 import { ApiError } from '../../gateway/src/errors/api-error.ts';
 import { Code } from '../../gateway/src/errors/code.ts';
 import { fromJson, toJson } from '../../gateway/src/json/canonical.ts';
+import { toCustomResource, type CustomResource } from '../../gateway/src/store/objects.ts';
 import { ResourceStore } from '../../gateway/src/store/store.ts';
+import { MAX_RECORDED_BYTES, RECORDED_ANNOTATION } from '../../shared/recorded.ts';
 import { earlierObjectNames, objectName } from '../../gateway/src/store/names.ts';
 import {
   API_VERSION,
@@ -59,6 +61,13 @@ function profile(workspace: string, id: string, extra: Record<string, unknown> =
     ...extra,
   }) as { name: string };
 }
+
+const custom = () => cluster().kubeConfig.makeApiClient(CustomObjectsApi);
+const target = (plural: string) => ({ group: GROUP, version: VERSION_NAME, namespace: NAMESPACE, plural });
+
+/** The object as the apiserver holds it. */
+const raw = (plural: string, name: string): Promise<CustomResource> =>
+  custom().getNamespacedCustomObject({ ...target(plural), name }) as Promise<CustomResource>;
 
 async function code(promise: Promise<unknown>): Promise<number | undefined> {
   try {
@@ -154,15 +163,86 @@ describe('ResourceStore', () => {
     expect(await code(unreachable.get(PROFILE, 'workspaces/w1/daiEngineProfiles/p1'))).toBe(Code.UNAVAILABLE);
   });
 
+  describe('storage layout', () => {
+    const objectOf = (workspace: string, id: string): string => objectName(workspace, id) ?? '';
+
+    test('a create is one write: the output fields travel with the object in an annotation', async () => {
+      const created = await store.create(PROFILE, profile('layout', 'one'));
+      const object = await raw(PROFILE.plural, objectOf('layout', 'one'));
+      // Nothing wrote the object after its creation: no status, and the create's resourceVersion.
+      expect(object.status).toBeUndefined();
+      expect(object.metadata.resourceVersion).toBe(created.resourceVersion);
+      expect(JSON.parse(object.metadata.annotations?.[RECORDED_ANNOTATION] ?? '')).toMatchObject({
+        creator: 'users/alice',
+      });
+      for (const reader of [store, direct])
+        expect((await reader.get(PROFILE, 'workspaces/layout/daiEngineProfiles/one')).message).toMatchObject({
+          creator: 'users/alice',
+        });
+    });
+
+    test('an object of the earlier layout (output fields in status) reads, updates and deletes the same', async () => {
+      const name = 'workspaces/layout/daiEngineProfiles/old';
+      const resource = toCustomResource(PROFILE, profile('layout', 'old'), NAMESPACE);
+      const { status, ...object } = resource;
+      await custom().createNamespacedCustomObject({ ...target(PROFILE.plural), body: object });
+      const patched = (await custom().patchNamespacedCustomObjectStatus(
+        { ...target(PROFILE.plural), name: resource.metadata.name, body: { status } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      )) as CustomResource;
+      expect(await store.cache(PROFILE)?.seen(patched.metadata.resourceVersion, 5_000)).toBe(true);
+      const read = await store.get(PROFILE, name);
+      // The same message as one written in today's layout, but for what names the object.
+      const fresh = await store.create(PROFILE, profile('layout', 'new', { displayName: 'Profile old' }));
+      const content = (message: object) => {
+        const { name: _name, uid: _uid, createTime: _time, ...rest } = toJson(PROFILE.message, message);
+        return rest;
+      };
+      expect(content(read.message)).toEqual(content(fresh.message));
+      expect(content(read.message)).toMatchObject({ creator: 'users/alice', displayName: 'Profile old' });
+      const updated = await store.update(
+        PROFILE,
+        profile('layout', 'old', { displayName: 'Renamed', updater: 'users/bob' }),
+        read.resourceVersion,
+      );
+      expect(updated.message).toMatchObject({
+        displayName: 'Renamed',
+        creator: 'users/alice',
+        updater: 'users/bob',
+      });
+      await store.delete(PROFILE, name);
+      expect(await code(store.get(PROFILE, name))).toBe(Code.NOT_FOUND);
+    });
+
+    test('an update that clears a field recorded at creation reads it cleared, in the cache and at the apiserver', async () => {
+      const ENGINE = RESOURCE_KINDS.DAIEngine;
+      const name = 'workspaces/layout/daiEngines/cleared';
+      const engine = (extra: object) =>
+        fromJson(ENGINE.message, { name, displayName: 'E', creator: 'users/alice', ...extra }) as {
+          name: string;
+        };
+      const { resourceVersion } = await store.create(ENGINE, engine({ resumeTime: '2026-11-25T00:00:00Z' }));
+      // Engines write the status fields the API owns, unset ones as null.
+      await store.update(ENGINE, engine({}), resourceVersion, { statusFields: ['creator', 'resumeTime'] });
+      for (const reader of [store, direct]) {
+        const { message } = await reader.get(ENGINE, name);
+        expect(message).toMatchObject({ creator: 'users/alice' });
+        expect(toJson(ENGINE.message, message)).not.toHaveProperty('resumeTime');
+      }
+    });
+
+    test('output fields too large for an annotation are written to status, and read the same', async () => {
+      const large = 'd'.repeat(MAX_RECORDED_BYTES);
+      const created = await store.create(PROFILE, profile('layout', 'large', { creatorDisplayName: large }));
+      const object = await raw(PROFILE.plural, objectOf('layout', 'large'));
+      expect(object.metadata.annotations?.[RECORDED_ANNOTATION]).toBeUndefined();
+      expect(object.status).toMatchObject({ creator: 'users/alice', creatorDisplayName: large });
+      expect(created.message).toMatchObject({ creatorDisplayName: large });
+    });
+  });
+
   describe('object names', () => {
     const VERSION = RESOURCE_KINDS.DAIEngineVersion;
-    const custom = () => cluster().kubeConfig.makeApiClient(CustomObjectsApi);
-    const target = (plural: string) => ({
-      group: GROUP,
-      version: VERSION_NAME,
-      namespace: NAMESPACE,
-      plural,
-    });
 
     /** Writes an object directly, as an earlier release, kubectl or another writer would. */
     async function plant(

@@ -6,6 +6,7 @@ import {
   WORKSPACE_LABEL,
   type ResourceKind,
 } from '../../../shared/resources.ts';
+import { outputFields } from '../../../shared/recorded.ts';
 import { MESSAGES } from '../gen/messages.ts';
 import { fromJson, toJson, type Json } from '../json/canonical.ts';
 import { jsonName } from '../rest/request.ts';
@@ -22,6 +23,7 @@ export interface CustomResource {
     namespace?: string;
     /** Absent on objects written by others (kubectl) without them. */
     labels?: Record<string, string>;
+    annotations?: Record<string, string>;
     uid?: string;
     resourceVersion?: string;
     creationTimestamp?: string | Date;
@@ -109,7 +111,7 @@ export function fromCustomResource(kind: ResourceKind, resource: CustomResource)
   const { workspace, id } = identity;
   const json: JsonObject = {
     ...resource.spec,
-    ...(resource.status ?? {}),
+    ...(outputFields(resource) as JsonObject),
     name: `workspaces/${workspace}/${kind.collection}/${id}`,
   };
   if (resource.metadata.uid !== undefined) json['uid'] = resource.metadata.uid;

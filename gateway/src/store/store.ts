@@ -12,6 +12,7 @@ import {
   type ResourceKind,
 } from '../../../shared/resources.ts';
 import { log } from '../log.ts';
+import { RECORDED_ANNOTATION, recordAfterWrite, recordText } from '../../../shared/recorded.ts';
 import { KindCache } from './watch-cache.ts';
 import { LeaseLock, type Held } from './lease-lock.ts';
 import { httpStatusOf, storeError } from './store-errors.ts';
@@ -174,14 +175,18 @@ export class ResourceStore {
     if (earlierObjectNames(workspace, id).length > 0 && (await this.find(kind, message.name)) !== undefined) {
       throw storeError({ code: 409 }, message.name, 'create');
     }
-    const resource = toCustomResource(kind, message, this.namespace, options.intent);
+    const { body, statusLeft } = creation(toCustomResource(kind, message, this.namespace, options.intent));
     const created = await this.call(message.name, 'create', () =>
-      this.api.createNamespacedCustomObject({ ...this.target(kind), body: resource }),
+      this.api.createNamespacedCustomObject({ ...this.target(kind), body }),
     );
-    // The status subresource ignores status sent with the object; write it separately, and
-    // undo the creation if that fails so that no half-written resource remains.
+    if (statusLeft === undefined) {
+      await this.settle(kind, created.metadata.resourceVersion ?? '');
+      return stored(kind, created);
+    }
+    // Too large for the annotation: status in a second write, and if that fails the creation
+    // is undone so that no half-written resource remains.
     try {
-      return await this.writeStatus(kind, message.name, created.metadata.name, resource.status);
+      return await this.writeStatus(kind, message.name, created.metadata.name, statusLeft);
     } catch (error: unknown) {
       await this.api
         .deleteNamespacedCustomObject({ ...this.target(kind), name: created.metadata.name })
@@ -276,13 +281,27 @@ export class ResourceStore {
   ): Promise<Stored> {
     const resource = toCustomResource(kind, message, this.namespace, options.intent);
     const current = await this.locate(kind, message.name);
+    const status = only(resource.status, options.statusFields);
     const replaced = await this.call(message.name, 'update', async () => {
       // A replace rewrites metadata too: keep what others keep there (the operator's finalizer,
       // activity annotations), and the object's name, which an earlier release may have chosen.
       // The resourceVersion the caller read still guards the whole write.
+      const metadata = {
+        ...current.metadata,
+        ...resource.metadata,
+        name: current.metadata.name,
+        resourceVersion,
+      };
       const body = {
         ...resource,
-        metadata: { ...current.metadata, ...resource.metadata, name: current.metadata.name, resourceVersion },
+        metadata: {
+          ...metadata,
+          annotations: recordCleared(
+            current.metadata.annotations,
+            status,
+            options.statusFields === undefined,
+          ),
+        },
       };
       return (await this.api.replaceNamespacedCustomObject({
         ...this.target(kind),
@@ -290,12 +309,7 @@ export class ResourceStore {
         body,
       })) as CustomResource;
     });
-    return this.writeStatus(
-      kind,
-      message.name,
-      replaced.metadata.name,
-      only(resource.status, options.statusFields),
-    );
+    return this.writeStatus(kind, message.name, replaced.metadata.name, status);
   }
 
   /**
@@ -404,6 +418,32 @@ function retryAfterMs(error: unknown): number {
   const value = (headers as Record<string, string> | undefined)?.['retry-after'];
   const seconds = Number(value);
   return value === undefined || !Number.isFinite(seconds) ? 250 : Math.min(seconds * 1000, 2000);
+}
+
+/**
+ * What a create writes: the object with its output fields recorded in an annotation, so that one
+ * write makes the whole resource (shared/recorded.ts); or, when they are too large for that, the
+ * object and the status left for a second write.
+ */
+function creation(resource: CustomResource): { body: CustomResource; statusLeft?: CustomResource['status'] } {
+  const { status = {}, ...object } = resource;
+  if (Object.keys(status).length === 0) return { body: object };
+  const record = recordText(status);
+  if (record === undefined) return { body: object, statusLeft: status };
+  const annotations = { ...object.metadata.annotations, [RECORDED_ANNOTATION]: record };
+  return { body: { ...object, metadata: { ...object.metadata, annotations } } };
+}
+
+/** Annotations after a status write of `status`: fields it clears are no longer recorded. */
+function recordCleared(
+  annotations: Readonly<Record<string, string>> | undefined,
+  status: CustomResource['status'],
+  clearsAbsent: boolean,
+): Record<string, string> | undefined {
+  if (annotations?.[RECORDED_ANNOTATION] === undefined) return annotations;
+  const { [RECORDED_ANNOTATION]: _previous, ...others } = annotations;
+  const record = recordAfterWrite(annotations, status ?? {}, clearsAbsent);
+  return record === undefined ? others : { ...others, [RECORDED_ANNOTATION]: record };
 }
 
 function stored(kind: ResourceKind, resource: CustomResource): Stored {

@@ -23,7 +23,13 @@ export interface EngineResource {
     labels?: Record<string, string>;
   };
   spec: Record<string, unknown> & { paused?: boolean; terminated?: boolean };
+  /** The output fields: the status subresource over what the API recorded at creation. */
   status?: Record<string, unknown>;
+  /**
+   * The status subresource alone, when it differs from `status`: what the operator's reports
+   * are compared with, so that kubectl shows the state it reports from the first one.
+   */
+  storedStatus?: Record<string, unknown>;
 }
 
 /** Operator settings every kind may use. */

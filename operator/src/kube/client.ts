@@ -16,6 +16,7 @@ import {
   type V1StatefulSet,
 } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../../../shared/resources.ts';
+import { outputFields } from '../../../shared/recorded.ts';
 import type { EngineResource } from '../kinds/kind.ts';
 
 /** Every object the operator writes is applied by this one field manager. */
@@ -66,9 +67,14 @@ export class KubeClient {
     return { group: GROUP, version: VERSION, namespace: this.namespace, plural, name };
   }
 
+  /** The engine, its status read over the fields the API recorded at creation (shared/recorded.ts). */
   async getEngine(plural: string, name: string): Promise<EngineResource | undefined> {
-    return (await unlessNotFound(this.custom.getNamespacedCustomObject(this.engineTarget(plural, name)))) as
-      EngineResource | undefined;
+    const engine = (await unlessNotFound(
+      this.custom.getNamespacedCustomObject(this.engineTarget(plural, name)),
+    )) as EngineResource | undefined;
+    return engine === undefined
+      ? undefined
+      : { ...engine, status: outputFields(engine), storedStatus: engine.status ?? {} };
   }
 
   /** A JSON merge patch of an engine's metadata or spec (with resourceVersion: fails on a race). */

@@ -69,8 +69,9 @@ export class EngineReconciler {
     const engine = await kube.getEngine(kind.plural, key);
     if (engine === undefined) return undefined;
     if (engine.metadata.deletionTimestamp !== undefined) return this.finalize(engine);
-    // The API writes an engine in two steps, the object and then its status with the profile and
-    // version snapshots; until the second lands there is nothing to run. Its write wakes us.
+    // The API records the profile and version snapshots with the object; when they were too
+    // large for that, it writes them to status in a second step, and until that lands there is
+    // nothing to run. Its write wakes us.
     if (!hasSnapshots(this.deps.kind, engine)) return { requeueAfterMs: SNAPSHOT_RECHECK_MS };
     await this.ensureFinalizer(engine);
     const problem = await this.applyDesired(engine);
@@ -195,7 +196,7 @@ export class EngineReconciler {
         metadata: { annotations: { [STOP_REASON_ANNOTATION]: null } },
       });
     }
-    const changed = fieldsToWrite(engine.status, plan.status);
+    const changed = fieldsToWrite(engine.storedStatus ?? engine.status, plan.status);
     if (Object.keys(changed).length > 0)
       await kube.patchEngineStatus(kind.plural, engine.metadata.name, changed);
     return plan.requeueAfterMs === undefined ? undefined : { requeueAfterMs: plan.requeueAfterMs };
