@@ -10,7 +10,7 @@
  * environment and a token of each pod's ServiceAccount: what they may do is what the pods could.
  */
 import { waitFor } from '../cluster/wait.ts';
-import { ProductProcess } from '../helpers/product-process.ts';
+import { ProductProcess, stopAll } from '../helpers/product-process.ts';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -39,11 +39,7 @@ const scratch = mkdtempSync(join(tmpdir(), 'aiem-chart-install-'));
 let provider: IdentityProvider | undefined;
 // Declared before the cluster's hook, so that the processes stop while the cluster still runs.
 afterAll(async () => {
-  const failed = (globalThis.__failedTests ?? 0) > 0;
-  for (const p of processes) {
-    await p.stop();
-    if (failed) console.error(p.log());
-  }
+  await stopAll(processes);
   await provider?.stop();
   rmSync(scratch, { recursive: true, force: true });
 });

@@ -87,3 +87,15 @@ function parseJson(line: string): Record<string, unknown> | undefined {
     return undefined;
   }
 }
+
+/**
+ * Stops every process of a test file, printing each one's log when a test of the file failed.
+ * Called from an `afterAll` declared before the cluster's, so they stop while the cluster runs.
+ */
+export async function stopAll(processes: readonly ProductProcess[]): Promise<void> {
+  const failed = (globalThis.__failedTests ?? 0) > 0;
+  for (const p of processes) {
+    await p.stop();
+    if (failed) console.error(p.log());
+  }
+}

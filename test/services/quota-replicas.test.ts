@@ -11,7 +11,7 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { defineCatalogue, engineBodies, ok, profile, type RestCaller } from '../auth/catalogue.ts';
 import { waitFor } from '../cluster/wait.ts';
 import { useCluster } from '../helpers/use-cluster.ts';
-import { ProductProcess } from '../helpers/product-process.ts';
+import { ProductProcess, stopAll } from '../helpers/product-process.ts';
 import { startIdentityProvider, type IdentityProvider } from '../identity/provider.ts';
 
 const NAMESPACE = 'quota-replicas';
@@ -24,11 +24,7 @@ const replicas: ProductProcess[] = [];
 let provider: IdentityProvider | undefined;
 // Declared before the cluster's hook, so that the gateways stop while the cluster still runs.
 afterAll(async () => {
-  const failed = (globalThis.__failedTests ?? 0) > 0;
-  for (const replica of replicas) {
-    await replica.stop();
-    if (failed) console.error(replica.log());
-  }
+  await stopAll(replicas);
   await provider?.stop();
 });
 const cluster = useCluster();
