@@ -52,10 +52,45 @@ describe('toCustomResource() and fromCustomResource()', () => {
     const resource = toCustomResource(ENGINE, fromJson(ENGINE.message, engineJson) as { name: string }, 'ns');
     resource.metadata.uid = 'uid-1';
     resource.metadata.creationTimestamp = new Date('2026-01-02T03:04:05Z');
-    const message = fromCustomResource(ENGINE, resource);
-    expect(toJson(ENGINE.message, message)).toEqual(
-      toJson(ENGINE.message, fromJson(ENGINE.message, { ...engineJson, uid: 'uid-1' })),
+    const { currentRunningDuration, currentIdleDuration, ...read } = toJson(
+      ENGINE.message,
+      fromCustomResource(ENGINE, resource),
     );
+    expect(read).toEqual(toJson(ENGINE.message, fromJson(ENGINE.message, { ...engineJson, uid: 'uid-1' })));
+    // Running since its creation: the durations count from then (checked below).
+    expect(currentRunningDuration).toMatch(/^\d+s$/);
+    expect(currentIdleDuration).toMatch(/^\d+s$/);
+  });
+
+  test('computes an engine’s durations whenever they are read, from its creation, resume and activity', () => {
+    const resource = toCustomResource(ENGINE, fromJson(ENGINE.message, engineJson) as { name: string }, 'ns');
+    const hourAgo = Date.now() - 3_600_000;
+    resource.metadata.creationTimestamp = new Date(hourAgo - 600_000);
+    resource.status = { ...resource.status, resumeTime: new Date(hourAgo).toISOString() };
+    resource.metadata.annotations = {
+      'engine.h2o.ai/last-activity-time': new Date(hourAgo + 3_000_000).toISOString(),
+    };
+    const message = fromCustomResource(ENGINE, resource);
+    const seconds = (field: string): number =>
+      Number(String(toJson(ENGINE.message, message)[field]).replace(/s$/, ''));
+    // From the resume, not the creation; idle from the latest activity, 600 s ago.
+    expect(seconds('currentRunningDuration')).toBeGreaterThanOrEqual(3600);
+    expect(seconds('currentRunningDuration')).toBeLessThan(3660);
+    expect(seconds('currentIdleDuration')).toBeGreaterThanOrEqual(600);
+    expect(seconds('currentIdleDuration')).toBeLessThan(660);
+    // Stored durations (an earlier release wrote them) are not what is read.
+    resource.status = { ...resource.status, currentRunningDuration: '5s' };
+    expect(seconds('currentRunningDuration')).toBeGreaterThanOrEqual(3600);
+  });
+
+  test('a stopped engine’s durations read 0s', () => {
+    const paused = { ...engineJson, state: 'STATE_PAUSED', currentRunningDuration: '300s' };
+    const resource = toCustomResource(ENGINE, fromJson(ENGINE.message, paused) as { name: string }, 'ns');
+    resource.metadata.creationTimestamp = new Date('2026-01-02T03:04:05Z');
+    expect(toJson(ENGINE.message, fromCustomResource(ENGINE, resource))).toMatchObject({
+      currentRunningDuration: '0s',
+      currentIdleDuration: '0s',
+    });
   });
 
   test('reads an engine being deleted as DELETING, with its delete time, whatever was last reported', () => {

@@ -3,10 +3,13 @@ import {
   ENGINE_INTENT,
   FROM_METADATA,
   ID_LABEL,
+  LAST_ACTIVITY_ANNOTATION,
   WORKSPACE_LABEL,
   type ResourceKind,
 } from '../../../shared/resources.ts';
+import { engineClock } from '../../../shared/durations.ts';
 import { outputFields } from '../../../shared/recorded.ts';
+import { withLiveDurations } from '../engines/live-durations.ts';
 import { MESSAGES } from '../gen/messages.ts';
 import { fromJson, toJson, type Json } from '../json/canonical.ts';
 import { jsonName } from '../rest/request.ts';
@@ -124,7 +127,15 @@ export function fromCustomResource(kind: ResourceKind, resource: CustomResource)
     if (ENGINE_INTENT[kind.kind] !== undefined)
       Object.assign(json, { state: 'STATE_DELETING', reconciling: true });
   }
-  return fromJson(kind.message, json);
+  const message = fromJson(kind.message, json);
+  if (ENGINE_INTENT[kind.kind] === undefined) return message;
+  const clock = engineClock({
+    state: json['state'],
+    created: json['createTime'],
+    resumed: json['resumeTime'],
+    lastActivity: resource.metadata.annotations?.[LAST_ACTIVITY_ANNOTATION],
+  });
+  return withLiveDurations(message, clock);
 }
 
 /** client-node gives metadata times as Date objects from typed APIs and as strings from others. */

@@ -343,8 +343,10 @@ class SharedParts {
 
   /** The message with each object-valued field replaced by the shared equal copy, if any. */
   intern<T extends Record<string, unknown>>(message: T): T {
-    const out: Record<string, unknown> = { ...message };
-    for (const [field, value] of Object.entries(message)) {
+    const descriptors = Object.getOwnPropertyDescriptors(message);
+    // Copied as they are: an engine's durations are getters (engines/live-durations.ts).
+    const out = Object.defineProperties({}, descriptors) as Record<string, unknown>;
+    for (const [field, { value }] of Object.entries(descriptors)) {
       if (typeof value !== 'object' || value === null || value instanceof Date) continue;
       const key = `${field}\u0000${JSON.stringify(value)}`;
       const known = this.parts.get(key)?.deref();

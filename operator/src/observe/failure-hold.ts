@@ -5,7 +5,7 @@
  * hold. Pure.
  */
 import type { EngineResource } from '../kinds/kind.ts';
-import { timeOf } from './durations.ts';
+import { timeOf } from '../../../shared/durations.ts';
 
 /** Condition types the operator reports. */
 export const READY = 'Ready';

@@ -19,7 +19,7 @@ import {
   workloadName,
   type DesiredObjects,
 } from '../desired/workload.ts';
-import { timeOf } from '../observe/durations.ts';
+import { timeOf } from '../../../shared/durations.ts';
 import { failure } from '../observe/state.ts';
 import {
   specText,
@@ -31,7 +31,7 @@ import {
 import { statusCode, type KubeClient } from '../kube/client.ts';
 import type { ReconcileResult } from '../runtime/controller.ts';
 import { REASONS } from './conditions.ts';
-import { fieldsToWrite, planStatus } from './status.ts';
+import { changedFields, planStatus } from './status.ts';
 import { parseStorageQuantity } from '../../../shared/quantity.ts';
 
 export const FINALIZER = `${GROUP}/cleanup`;
@@ -196,7 +196,7 @@ export class EngineReconciler {
         metadata: { annotations: { [STOP_REASON_ANNOTATION]: null } },
       });
     }
-    const changed = fieldsToWrite(engine.storedStatus ?? engine.status, plan.status);
+    const changed = changedFields(engine.storedStatus ?? engine.status, plan.status);
     if (Object.keys(changed).length > 0)
       await kube.patchEngineStatus(kind.plural, engine.metadata.name, changed);
     return plan.requeueAfterMs === undefined ? undefined : { requeueAfterMs: plan.requeueAfterMs };

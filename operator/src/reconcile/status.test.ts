@@ -2,7 +2,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { daiEngineKind } from '../kinds/dai-engine.ts';
 import type { EngineResource } from '../kinds/kind.ts';
 import { notebookEngineKind } from '../kinds/notebook-engine.ts';
-import { changedFields, DURATION_REFRESH_MS, fieldsToWrite, planStatus } from './status.ts';
+import { changedFields, planStatus } from './status.ts';
 
 const NOW = new Date('2026-01-01T01:00:00Z');
 const readyPod: V1Pod = { status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] } };
@@ -37,15 +37,15 @@ const plan = (engine: EngineResource, pods: V1Pod[] = [readyPod]) =>
   });
 
 describe('planStatus()', () => {
-  test('a running engine reports its URLs, durations, generation and a Ready condition', () => {
+  test('a running engine reports its URLs, generation and a Ready condition, and no durations', () => {
     const { status, requeueAfterMs, autoStop } = plan(dai());
     expect(status).toMatchObject({
       state: 'STATE_RUNNING',
       reconciling: false,
       apiUrl: 'https://x.example/workspaces/w/daiEngines/e1/',
       loginUrl: 'https://x.example/workspaces/w/daiEngines/e1/openid/login',
-      currentRunningDuration: '3600s',
-      currentIdleDuration: '3600s',
+      currentRunningDuration: null,
+      currentIdleDuration: null,
       observedGeneration: 3,
       storageResizing: false,
     });
@@ -53,7 +53,8 @@ describe('planStatus()', () => {
       expect.arrayContaining([expect.objectContaining({ type: 'Ready', status: 'True', reason: 'Running' })]),
     );
     expect(autoStop).toBeUndefined();
-    expect(requeueAfterMs).toBe(DURATION_REFRESH_MS);
+    // No limit, nothing to look at again: time passing changes nothing stored.
+    expect(requeueAfterMs).toBeUndefined();
   });
 
   test('asks to stop a running engine past its idle limit, and requeues at a nearer deadline', () => {
@@ -64,12 +65,12 @@ describe('planStatus()', () => {
     expect(soon.requeueAfterMs).toBe(5000);
   });
 
-  test('counts running time from the resume, not the creation', () => {
-    const { status, autoStop } = plan(
+  test('counts running time from the resume, not the creation, and looks again at the deadline', () => {
+    const { autoStop, requeueAfterMs } = plan(
       dai({ maxRunningDuration: '3000s' }, { status: { resumeTime: '2026-01-01T00:30:00Z' } }),
     );
-    expect(status['currentRunningDuration']).toBe('1800s');
     expect(autoStop).toBeUndefined();
+    expect(requeueAfterMs).toBe(1_200_000);
   });
 
   test('never stops an engine that is not running yet', () => {
@@ -95,7 +96,7 @@ describe('planStatus()', () => {
       dai({ paused: true }, { annotations: { 'engine.h2o.ai/stop-reason': 'MaxIdleDurationExceeded' } }),
       [],
     );
-    expect(paused.status).toMatchObject({ state: 'STATE_PAUSED', currentIdleDuration: '0s' });
+    expect(paused.status).toMatchObject({ state: 'STATE_PAUSED' });
     expect(paused.status['conditions']).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ type: 'Stopped', status: 'True', reason: 'MaxIdleDurationExceeded' }),
@@ -131,28 +132,25 @@ describe('planStatus()', () => {
   });
 });
 
-describe('fieldsToWrite()', () => {
-  test('leaves durations that moved less than the refresh interval for the next refresh', () => {
-    const current = { state: 'STATE_RUNNING', currentIdleDuration: '60s', currentRunningDuration: '60s' };
-    expect(
-      fieldsToWrite(current, { ...current, currentIdleDuration: '61s', currentRunningDuration: '61s' }),
-    ).toEqual({});
-    expect(fieldsToWrite(current, { ...current, currentRunningDuration: '90s' })).toEqual({
-      currentRunningDuration: '90s',
-    });
+describe('what a reconcile writes', () => {
+  test('an unchanged running engine has nothing to write an hour later', () => {
+    const first = plan(dai()).status;
+    const later = planStatus({
+      kind: daiEngineKind,
+      engine: dai({}, { status: first }),
+      pods: [readyPod],
+      now: new Date(NOW.getTime() + 3_600_000),
+      settings: { publicUrl: 'https://x.example' },
+      storageResizing: false,
+    }).status;
+    expect(changedFields(first, later)).toEqual({});
   });
 
-  test('writes durations along with any other change', () => {
-    const current = { state: 'STATE_STARTING', currentRunningDuration: '60s' };
-    expect(fieldsToWrite(current, { state: 'STATE_RUNNING', currentRunningDuration: '61s' })).toEqual({
-      state: 'STATE_RUNNING',
-      currentRunningDuration: '61s',
-    });
-  });
-
-  test('writes durations reset to zero when an engine stops', () => {
-    expect(fieldsToWrite({ currentRunningDuration: '3600s' }, { currentRunningDuration: '0s' })).toEqual({
-      currentRunningDuration: '0s',
+  test('durations an earlier release stored are cleared once', () => {
+    const stored = { ...plan(dai()).status, currentIdleDuration: '60s', currentRunningDuration: '60s' };
+    expect(changedFields(stored, plan(dai({}, { status: stored })).status)).toEqual({
+      currentIdleDuration: null,
+      currentRunningDuration: null,
     });
   });
 });

@@ -11,13 +11,10 @@ import {
 } from '../../../shared/resources.ts';
 import type { EngineKind, EngineResource, Settings } from '../kinds/kind.ts';
 import { stopWanted, wantedReplicas } from '../desired/workload.ts';
-import { durationMs, durations, durationText, timeOf } from '../observe/durations.ts';
+import { durationMs, durations, engineClock } from '../../../shared/durations.ts';
 import { observe, type ObservedState } from '../observe/state.ts';
 import { heldFailure } from '../observe/failure-hold.ts';
 import { FAILED, mergeConditions, READY, REASONS, STOPPED, type Condition } from './conditions.ts';
-
-/** Running engines' durations are refreshed at least this often. */
-export const DURATION_REFRESH_MS = 30_000;
 
 export interface StatusInput {
   kind: EngineKind;
@@ -36,8 +33,6 @@ export interface StatusPlan {
   autoStop?: 'maxIdleDuration' | 'maxRunningDuration';
   requeueAfterMs?: number;
 }
-
-const ACTIVE_STATES = ['STATE_STARTING', 'STATE_CONNECTING', 'STATE_RUNNING'];
 
 function observed(input: StatusInput): ObservedState {
   const { kind, engine } = input;
@@ -61,39 +56,39 @@ function observed(input: StatusInput): ObservedState {
   });
 }
 
-/** The latest start: the resume time when there is one after the creation, else the creation. */
-function startedAt(engine: EngineResource, now: Date): Date {
-  const created = timeOf(engine.metadata.creationTimestamp) ?? now;
-  const resumed = timeOf(engine.status?.['resumeTime']);
-  return resumed !== undefined && resumed > created ? resumed : created;
-}
-
 interface Timing {
-  fields: Record<string, string>;
+  /**
+   * The running and idle durations are computed by the API when read; an earlier release wrote
+   * them here every 30 s, and clearing them (once) keeps status free of stale values.
+   */
+  fields: Record<string, null>;
   autoStop?: StatusPlan['autoStop'];
   requeueAfterMs?: number;
 }
 
+const NO_DURATIONS = { currentIdleDuration: null, currentRunningDuration: null };
+
+/** Whether a duration limit asks to stop the engine now, and when the next one falls due. */
 function timing(input: StatusInput, state: string): Timing {
   const { engine } = input;
-  if (!ACTIVE_STATES.includes(state))
-    return { fields: { currentIdleDuration: '0s', currentRunningDuration: '0s' } };
-  const activity = timeOf(engine.metadata.annotations?.[LAST_ACTIVITY_ANNOTATION]);
+  const clock = engineClock({
+    state,
+    created: engine.metadata.creationTimestamp ?? input.now,
+    resumed: engine.status?.['resumeTime'],
+    lastActivity: engine.metadata.annotations?.[LAST_ACTIVITY_ANNOTATION],
+  });
+  if (clock === undefined) return { fields: NO_DURATIONS };
   const report = durations({
     now: input.now,
-    startedAt: startedAt(engine, input.now),
-    ...(activity ? { lastActivityAt: activity } : {}),
+    ...clock,
     maxIdleMs: durationMs(engine.spec['maxIdleDuration']) ?? 0,
     maxRunningMs: durationMs(engine.spec['maxRunningDuration']) ?? 0,
   });
   const stop = state === 'STATE_RUNNING' ? report.exceeded : undefined;
   return {
-    fields: {
-      currentIdleDuration: durationText(report.idleMs),
-      currentRunningDuration: durationText(report.runningMs),
-    },
+    fields: NO_DURATIONS,
     ...(stop !== undefined ? { autoStop: stop } : {}),
-    requeueAfterMs: Math.min(DURATION_REFRESH_MS, report.nextDeadlineMs ?? DURATION_REFRESH_MS),
+    ...(report.nextDeadlineMs !== undefined ? { requeueAfterMs: report.nextDeadlineMs } : {}),
   };
 }
 
@@ -201,27 +196,6 @@ export function planStatus(input: StatusInput): StatusPlan {
     ...(autoStop !== undefined ? { autoStop } : {}),
     ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}),
   };
-}
-
-const DURATION_FIELDS = ['currentIdleDuration', 'currentRunningDuration'];
-
-/**
- * The fields of `status` worth writing: those whose values differ from the engine's current
- * status, except when only the running durations moved by less than the refresh interval. Each
- * status write wakes the engine's own watch, so writing durations on every reconcile would keep
- * every running engine reconciling non-stop; they are refreshed every DURATION_REFRESH_MS instead.
- */
-export function fieldsToWrite(
-  current: Readonly<Record<string, unknown>> | undefined,
-  status: Readonly<Record<string, unknown>>,
-): Record<string, unknown> {
-  const changed = changedFields(current, status);
-  const keys = Object.keys(changed);
-  const onlyDurations = keys.length > 0 && keys.every((key) => DURATION_FIELDS.includes(key));
-  if (!onlyDurations) return changed;
-  const drift = (key: string): number =>
-    Math.abs((durationMs(status[key]) ?? 0) - (durationMs(current?.[key]) ?? 0));
-  return keys.some((key) => drift(key) >= DURATION_REFRESH_MS) ? changed : {};
 }
 
 /** The fields of `status` whose values differ from the engine's current status. */

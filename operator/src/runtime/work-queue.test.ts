@@ -40,7 +40,8 @@ describe('WorkQueue', () => {
     queue.retry('k');
     queue.addAfter('k', 60_000);
     expect(await queue.get()).toBe('k');
-    expect(Date.now() - start).toBeGreaterThanOrEqual(15);
+    // 5 ms then 10 ms; Node's timers may fire a millisecond early by Date.now().
+    expect(Date.now() - start).toBeGreaterThanOrEqual(13);
     queue.shutDown();
   });
 });

@@ -8,8 +8,9 @@
  *   the engine itself — for Driverless AI: client requests, login and logout, experiment events,
  *   dataset and recipe uploads — and by the API when a user opens a notebook (`:access`).
  * - A limit of zero (or none) means no limit.
- * - Durations are whole seconds; the operator refreshes them at least every `refreshMs` while the
- *   engine runs and exactly at the next deadline, so a limit fires on time without polling.
+ * - Durations are whole seconds. Nothing stores them: the API computes them whenever an engine is
+ *   read, and the operator looks at a running engine again exactly at its next deadline, so a
+ *   limit fires on time without writes or polling.
  */
 export interface DurationInput {
   now: Date;
@@ -27,6 +28,34 @@ export interface DurationReport {
   exceeded?: 'maxIdleDuration' | 'maxRunningDuration';
   /** Milliseconds until the next limit is reached, when a limit applies. */
   nextDeadlineMs?: number;
+}
+
+/** The states in which an engine's running and idle time count; in every other state both are 0. */
+export const ACTIVE_STATES: readonly string[] = ['STATE_STARTING', 'STATE_CONNECTING', 'STATE_RUNNING'];
+
+/** Where an active engine's durations count from. */
+export interface EngineClock {
+  startedAt: Date;
+  lastActivityAt?: Date;
+}
+
+/**
+ * The clock of an engine in `state`, from its creation and resume times and its activity
+ * annotation; undefined when the engine is not active (its durations are 0).
+ */
+export function engineClock(engine: {
+  state: unknown;
+  created: unknown;
+  resumed: unknown;
+  lastActivity: unknown;
+}): EngineClock | undefined {
+  if (typeof engine.state !== 'string' || !ACTIVE_STATES.includes(engine.state)) return undefined;
+  const created = timeOf(engine.created);
+  const resumed = timeOf(engine.resumed);
+  const startedAt = resumed !== undefined && (created === undefined || resumed > created) ? resumed : created;
+  if (startedAt === undefined) return undefined;
+  const lastActivityAt = timeOf(engine.lastActivity);
+  return lastActivityAt === undefined ? { startedAt } : { startedAt, lastActivityAt };
 }
 
 const whole = (ms: number): number => Math.max(0, Math.floor(ms / 1000) * 1000);

@@ -1,4 +1,4 @@
-import { durationMs, durations, durationText } from './durations.ts';
+import { durationMs, durations, durationText, engineClock } from './durations.ts';
 
 const at = (s: number): Date => new Date(Date.UTC(2026, 0, 1, 0, 0, s));
 
@@ -69,5 +69,30 @@ describe('durationMs() and durationText()', () => {
 
   test('writes whole seconds', () => {
     expect(durationText(61_999)).toBe('61s');
+  });
+});
+
+describe('engineClock()', () => {
+  const base = { created: at(0), resumed: undefined, lastActivity: undefined };
+
+  test('an engine counts from its creation, or from a later resume', () => {
+    expect(engineClock({ ...base, state: 'STATE_RUNNING' })).toEqual({ startedAt: at(0) });
+    expect(engineClock({ ...base, state: 'STATE_STARTING', resumed: '2026-01-01T00:00:30Z' })).toEqual({
+      startedAt: at(30),
+    });
+  });
+
+  test('activity is read from its RFC 3339 text; unreadable activity is ignored', () => {
+    expect(engineClock({ ...base, state: 'STATE_CONNECTING', lastActivity: '2026-01-01T00:00:20Z' })).toEqual(
+      { startedAt: at(0), lastActivityAt: at(20) },
+    );
+    expect(engineClock({ ...base, state: 'STATE_RUNNING', lastActivity: 'soon' })).toEqual({
+      startedAt: at(0),
+    });
+  });
+
+  test('a stopped, failed or deleting engine has no clock', () => {
+    for (const state of ['STATE_PAUSED', 'STATE_FAILED', 'STATE_DELETING', undefined])
+      expect(engineClock({ ...base, state })).toBeUndefined();
   });
 });
