@@ -72,7 +72,7 @@ describe('toCustomResource() and fromCustomResource()', () => {
     };
     const message = fromCustomResource(ENGINE, resource);
     const seconds = (field: string): number =>
-      Number(String(toJson(ENGINE.message, message)[field]).replace(/s$/, ''));
+      Number((toJson(ENGINE.message, message)[field] as string).replace(/s$/, ''));
     // From the resume, not the creation; idle from the latest activity, 600 s ago.
     expect(seconds('currentRunningDuration')).toBeGreaterThanOrEqual(3600);
     expect(seconds('currentRunningDuration')).toBeLessThan(3660);

@@ -1,0 +1,321 @@
+/**
+ * A watch-fed copy of one Kubernetes collection: listed once in pages, then kept current by a
+ * watch from the list's resourceVersion, with bookmarks. The gateway's read caches and the
+ * operator's informers are both built on it; each decides what it keeps of an object (`keep`),
+ * so that neither holds managedFields or anything else it never reads.
+ *
+ * Freshness:
+ * - `synced` is true only while the copy mirrors the apiserver: after the first list and until a
+ *   watch fails. A watch that fails (the apiserver restarting, the network) makes it stale until
+ *   a new list has replaced its contents; a watch the server or the client library ends quietly
+ *   (timeouts) is resumed from the last resourceVersion, which loses nothing, and a resume
+ *   refused with 410 Gone lists again.
+ * - `seen` and `gone` let a writer wait until the copy has seen its write.
+ * - `onChange` hears every change, also those a relist finds (objects gone while the watch was
+ *   down are reported gone), so that a controller misses no object.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Watch, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+
+/** One page of a list, as the apiserver answers it. */
+export interface ListPage {
+  items: KubernetesObject[];
+  metadata?: { continue?: string; resourceVersion?: string };
+}
+
+export interface CollectionOptions<T> {
+  kubeConfig: KubeConfig;
+  /** The collection's path, e.g. `/api/v1/namespaces/ns/pods`. */
+  path: string;
+  labelSelector?: string;
+  /** One page of the list, `limit` objects from `token`. */
+  listPage(limit: number, token: string | undefined): Promise<ListPage>;
+  /** What is kept of an object; undefined keeps nothing of it (it reads as absent). */
+  keep(object: KubernetesObject): T | undefined;
+  /** Hears each change of a kept object: what was there before, and what is there now. */
+  onChange?(name: string, before: T | undefined, after: T | undefined): void;
+  log: Logger;
+  /** Named in log lines, e.g. the kind. */
+  what: string;
+}
+
+/** Objects per list page while (re)listing: bounded memory per response. */
+const LIST_PAGE = 500;
+/** Seconds after which the apiserver ends a watch (resumed at once from where it was). */
+const WATCH_SECONDS = 20;
+const BACKOFF_MIN_MS = 100;
+const BACKOFF_MAX_MS = 5_000;
+
+type WatchEnd = { kind: 'closed' } | { kind: 'gone' } | { kind: 'failed'; error: unknown };
+
+export class WatchedCollection<T> {
+  private readonly objects = new Map<string, T>();
+  private readonly options: CollectionOptions<T>;
+  private readonly watcher: Watch;
+  private resourceVersion = '';
+  /** The newest resourceVersion seen (list, event or bookmark), as a number for comparisons. */
+  private newest = -1n;
+  private isSynced = false;
+  private listCount = 0;
+  /** The current watch is being ended on purpose, to resume at once. */
+  private resuming = false;
+  private stopped = false;
+  private current: AbortController | undefined;
+  private readonly waiters = new Set<() => void>();
+  private loop: Promise<void> | undefined;
+  private readonly firstSync: PromiseWithResolvers<void> = Promise.withResolvers();
+
+  constructor(options: CollectionOptions<T>) {
+    this.options = options;
+    this.watcher = new Watch(options.kubeConfig);
+  }
+
+  /** Starts listing and watching; resolves once the copy first holds the whole collection. */
+  start(): Promise<void> {
+    this.loop ??= this.run();
+    return this.firstSync.promise;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.current?.abort();
+    this.firstSync.resolve();
+    this.wake();
+    await this.loop;
+  }
+
+  /**
+   * Ends the watch and resumes it from `resourceVersion`, as after a long disconnection; a
+   * version the apiserver no longer holds makes it list again (410 Gone). For tests.
+   */
+  resumeFrom(resourceVersion: string): void {
+    this.resourceVersion = resourceVersion;
+    this.resuming = true;
+    this.current?.abort();
+  }
+
+  /** How many times the whole collection has been listed. */
+  get lists(): number {
+    return this.listCount;
+  }
+
+  /** Whether reads may be served: listed, and the watch has not failed since. */
+  get synced(): boolean {
+    return this.isSynced;
+  }
+
+  get size(): number {
+    return this.objects.size;
+  }
+
+  /** What is kept of the object of that name. */
+  get(name: string): T | undefined {
+    return this.objects.get(name);
+  }
+
+  values(): IterableIterator<T> {
+    return this.objects.values();
+  }
+
+  /** Whether the copy has seen the given resourceVersion (of a write to this collection). */
+  has(resourceVersion: string | undefined): boolean {
+    const target = versionNumber(resourceVersion);
+    return target !== undefined && this.newest >= target;
+  }
+
+  /** Waits until the copy has seen the given resourceVersion, at most `timeoutMs`; false if not by then. */
+  seen(resourceVersion: string | undefined, timeoutMs: number): Promise<boolean> {
+    if (versionNumber(resourceVersion) === undefined) return Promise.resolve(false);
+    return this.until(() => this.has(resourceVersion), timeoutMs);
+  }
+
+  /** Waits until the object of that name is gone, at most `timeoutMs`. */
+  gone(name: string, timeoutMs: number): Promise<boolean> {
+    return this.until(() => !this.objects.has(name), timeoutMs);
+  }
+
+  /** Waits until `condition` holds after some change, at most `timeoutMs`. */
+  private async until(condition: () => boolean, timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (!condition()) {
+      const left = deadline - Date.now();
+      if (left <= 0 || this.stopped) return false;
+      await new Promise<void>((resolve) => {
+        const done = (): void => {
+          clearTimeout(timer);
+          this.waiters.delete(done);
+          resolve();
+        };
+        const timer = setTimeout(done, left);
+        this.waiters.add(done);
+      });
+    }
+    return true;
+  }
+
+  private wake(): void {
+    const waiting = [...this.waiters];
+    this.waiters.clear();
+    for (const resolve of waiting) resolve();
+  }
+
+  private async run(): Promise<void> {
+    let backoff = BACKOFF_MIN_MS;
+    let listed = false;
+    while (!this.stopped) {
+      try {
+        if (!listed) {
+          await this.relist();
+          listed = true;
+        }
+        const end = await this.watchOnce();
+        backoff = BACKOFF_MIN_MS;
+        if (end.kind === 'gone') listed = false;
+        if (end.kind === 'failed') throw end.error;
+      } catch (error: unknown) {
+        if (this.halted) break;
+        this.markStale(error);
+        listed = false;
+        await sleep(backoff);
+        backoff = Math.min(backoff * 2, BACKOFF_MAX_MS);
+      }
+    }
+  }
+
+  /** Whether stop() ran (a getter: it may have run during any await). */
+  private get halted(): boolean {
+    return this.stopped;
+  }
+
+  private markStale(error: unknown): void {
+    const { log, what, path } = this.options;
+    // A new kind's storage starting answers 429 for a while: routine, one line, no stack.
+    if (this.isSynced) log.warn({ err: error, what }, 'watch failed; copy stale until relisted');
+    else if (statusOf(error) === 429) log.info({ what, path }, 'list refused for now (429); retrying');
+    else log.debug({ err: error, what }, 'list or watch failed; retrying');
+    this.isSynced = false;
+  }
+
+  /** Replaces the contents with a fresh list, page by page, then serves again. */
+  private async relist(): Promise<void> {
+    const { fresh, version } = await this.listAll();
+    for (const name of [...this.objects.keys()]) if (!fresh.has(name)) this.remove(name);
+    for (const item of fresh.values()) this.put(item);
+    this.advance(version);
+    this.listCount++;
+    this.isSynced = true;
+    this.firstSync.resolve();
+  }
+
+  /** Every object of the collection, page by page, and the list's resourceVersion. */
+  private async listAll(): Promise<{ fresh: Map<string, KubernetesObject>; version: string }> {
+    const fresh = new Map<string, KubernetesObject>();
+    let token: string | undefined;
+    let version = '';
+    do {
+      const page = await this.options.listPage(LIST_PAGE, token);
+      for (const item of page.items) fresh.set(item.metadata?.name ?? '', item);
+      token = page.metadata?.continue || undefined;
+      version = page.metadata?.resourceVersion ?? version;
+    } while (token !== undefined && !this.stopped);
+    return { fresh, version };
+  }
+
+  /** One watch from the current resourceVersion, until it ends. */
+  private watchOnce(): Promise<WatchEnd> {
+    return new Promise<WatchEnd>((resolve) => {
+      let gone = false;
+      const onEvent = (type: string, object: KubernetesObject & { code?: number }): void => {
+        if (type === 'ERROR') {
+          // 410 Gone: the resourceVersion left the apiserver's window; list again.
+          gone = object.code === 410;
+          this.current?.abort();
+          return;
+        }
+        this.apply(type, object);
+      };
+      const onDone = (error: unknown): void => {
+        const resumed = this.resuming;
+        this.resuming = false;
+        if (gone) resolve({ kind: 'gone' });
+        else if (resumed || error === null || error === undefined || isQuietEnd(error))
+          resolve({ kind: 'closed' });
+        else resolve({ kind: 'failed', error });
+      };
+      const query = {
+        resourceVersion: this.resourceVersion,
+        allowWatchBookmarks: true,
+        timeoutSeconds: WATCH_SECONDS,
+        ...(this.options.labelSelector === undefined ? {} : { labelSelector: this.options.labelSelector }),
+      };
+      this.watcher
+        .watch(this.options.path, query, onEvent, onDone)
+        .then((controller) => {
+          this.current = controller;
+          if (this.stopped) controller.abort();
+        })
+        .catch((error: unknown) => {
+          resolve({ kind: 'failed', error });
+        });
+    });
+  }
+
+  private apply(type: string, object: KubernetesObject): void {
+    if (type === 'ADDED' || type === 'MODIFIED') this.put(object);
+    else if (type === 'DELETED') this.remove(object.metadata?.name ?? '');
+    this.advance(object.metadata?.resourceVersion);
+  }
+
+  private advance(resourceVersion: string | undefined): void {
+    if (resourceVersion === undefined || resourceVersion === '') return;
+    this.resourceVersion = resourceVersion;
+    const number = versionNumber(resourceVersion);
+    if (number !== undefined && number > this.newest) this.newest = number;
+    this.wake();
+  }
+
+  private put(object: KubernetesObject): void {
+    const name = object.metadata?.name ?? '';
+    const kept = this.options.keep(object);
+    if (kept === undefined) {
+      this.remove(name);
+      return;
+    }
+    const before = this.objects.get(name);
+    this.objects.set(name, kept);
+    this.options.onChange?.(name, before, kept);
+  }
+
+  private remove(name: string): void {
+    const before = this.objects.get(name);
+    if (before === undefined) return;
+    this.objects.delete(name);
+    this.options.onChange?.(name, before, undefined);
+  }
+}
+
+/** etcd's resourceVersions are integers; anything else cannot be compared, only matched. */
+export function versionNumber(resourceVersion: string | undefined): bigint | undefined {
+  return resourceVersion !== undefined && /^\d{1,20}$/.test(resourceVersion)
+    ? BigInt(resourceVersion)
+    : undefined;
+}
+
+/** Whether `a` is a later resourceVersion than `b` (false when either cannot be compared). */
+export function isNewer(a: string | undefined, b: string | undefined): boolean {
+  const x = versionNumber(a);
+  const y = versionNumber(b);
+  return x !== undefined && y !== undefined && x > y;
+}
+
+/** The client library ends a watch that has been silent for 30 s: resuming from there loses nothing. */
+function isQuietEnd(error: unknown): boolean {
+  return error instanceof Error && error.name === 'TimeoutError';
+}
+
+function statusOf(error: unknown): number | undefined {
+  return typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'number'
+    ? error.code
+    : undefined;
+}
