@@ -275,7 +275,6 @@ try {
     namespace: NAMESPACE,
     settings: { publicUrl: 'http://127.0.0.1' },
     log: pino({ level: 'silent' }),
-    workers: Number(process.env['AIEM_OPERATOR_WORKERS'] ?? 4),
   });
   const running = new Set<string>();
   const allRunning = watchUntil<{ metadata?: { name?: string }; status?: { state?: string } }>(

@@ -9,7 +9,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { pooled } from '../../shared/kube-transport.ts';
 import { pino } from 'pino';
 import { Registry, collectDefaultMetrics } from 'prom-client';
-import { startOperator, type Operator } from './operator.ts';
+import { DEFAULT_THROUGHPUT, startOperator, type Operator } from './operator.ts';
 import { LeaderElector, type Leadership } from './runtime/leader-election.ts';
 
 const env = (name: string, fallback: string): string => process.env[name] ?? fallback;
@@ -83,7 +83,11 @@ state.operator = await startOperator({
   settings: { publicUrl: env('AIEM_PUBLIC_URL', 'http://127.0.0.1:8080') },
   log,
   registry,
-  workers: Number(env('AIEM_OPERATOR_WORKERS', '4')),
+  throughput: {
+    workers: Number(env('AIEM_OPERATOR_WORKERS', String(DEFAULT_THROUGHPUT.workers))),
+    qps: Number(env('AIEM_OPERATOR_QPS', String(DEFAULT_THROUGHPUT.qps))),
+    burst: Number(env('AIEM_OPERATOR_BURST', String(DEFAULT_THROUGHPUT.burst))),
+  },
 });
 await leadership.lost;
 if (!state.stopping) {

@@ -1,23 +1,39 @@
 /**
- * The operator: one controller per engine kind on the shared runtime. Each watches its engines
- * and the pods, StatefulSets and volume claims they own; an event on an owned object queues its
- * engine's key (read from the object's engine annotation).
+ * The operator: one controller per engine kind on the shared runtime, fed by one ClusterView
+ * that watches the engines and everything they own. A change of an owned object queues its
+ * engine's key (read from the object's engine annotation) with the controller of its kind.
  */
-import type { KubeConfig, KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
-import { CustomObjectsApi, CoreV1Api, AppsV1Api } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { Registry } from 'prom-client';
-import { ENGINE_KIND_LABEL, GROUP, VERSION } from '../../shared/resources.ts';
-import { ENGINE_ANNOTATION } from './desired/workload.ts';
+import { Gauge, Registry } from 'prom-client';
 import { daiEngineKind } from './kinds/dai-engine.ts';
 import { h2oEngineKind } from './kinds/h2o-engine.ts';
 import type { EngineKind, Settings } from './kinds/kind.ts';
 import { notebookEngineKind } from './kinds/notebook-engine.ts';
 import { KubeClient } from './kube/client.ts';
+import { ClusterView } from './kube/cluster-view.ts';
 import { EngineReconciler } from './reconcile/reconciler.ts';
-import { startController, type Controller, type Source } from './runtime/controller.ts';
+import { startController, type Controller } from './runtime/controller.ts';
+import { controllerMetrics } from './runtime/metrics.ts';
 
 export const ENGINE_KINDS: readonly EngineKind[] = [daiEngineKind, h2oEngineKind, notebookEngineKind];
+
+/** How fast the operator may call the apiserver, and with how many reconciles at once. */
+export interface Throughput {
+  /** Reconciles running at once per kind. */
+  workers: number;
+  /** Calls per second of the client-side rate limit (≤ 0: none), and its burst. */
+  qps: number;
+  burst: number;
+}
+
+/**
+ * Sized for thousands of engines on a shared apiserver: a reconcile reads memory and makes a
+ * few calls, so 16 workers per kind keep the apiserver, not the queue, the limit; 100 calls per
+ * second (bursts of 200) lets 1,000 engines start in well under a minute of calls while leaving
+ * the apiserver to others.
+ */
+export const DEFAULT_THROUGHPUT: Throughput = { workers: 16, qps: 100, burst: 200 };
 
 export interface OperatorOptions {
   kubeConfig: KubeConfig;
@@ -25,83 +41,64 @@ export interface OperatorOptions {
   settings: Settings;
   log: Logger;
   registry?: Registry;
-  /** Reconciles running at once per kind. */
-  workers?: number;
+  throughput?: Partial<Throughput>;
+  /** Whether this replica may write now (its leadership is current); always, when not given. */
+  mayAct?: () => boolean;
 }
 
 export interface Operator {
   registry: Registry;
+  view: ClusterView;
   stop(): Promise<void>;
 }
 
-type List = () => Promise<KubernetesListObject<KubernetesObject>>;
-
-const engineKey = (object: KubernetesObject): string | undefined =>
-  object.metadata?.annotations?.[ENGINE_ANNOTATION];
-
-/** The collections one kind's controller watches: its engines (For) and what they own (Owns). */
-function sources(kubeConfig: KubeConfig, namespace: string, kind: EngineKind): Source[] {
-  const custom = kubeConfig.makeApiClient(CustomObjectsApi);
-  const core = kubeConfig.makeApiClient(CoreV1Api);
-  const apps = kubeConfig.makeApiClient(AppsV1Api);
-  const labelSelector = `${ENGINE_KIND_LABEL}=${kind.kind}`;
-  return [
-    {
-      path: `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/${kind.plural}`,
-      list: (() =>
-        custom.listNamespacedCustomObject({
-          group: GROUP,
-          version: VERSION,
-          namespace,
-          plural: kind.plural,
-        })) as List,
-      keyOf: (o) => o.metadata?.name,
-    },
-    {
-      path: `/api/v1/namespaces/${namespace}/pods`,
-      list: () => core.listNamespacedPod({ namespace, labelSelector }),
-      labelSelector,
-      keyOf: engineKey,
-    },
-    {
-      path: `/apis/apps/v1/namespaces/${namespace}/statefulsets`,
-      list: () => apps.listNamespacedStatefulSet({ namespace, labelSelector }),
-      labelSelector,
-      keyOf: engineKey,
-    },
-    {
-      path: `/api/v1/namespaces/${namespace}/persistentvolumeclaims`,
-      list: () => core.listNamespacedPersistentVolumeClaim({ namespace, labelSelector }),
-      labelSelector,
-      keyOf: engineKey,
-    },
-  ];
-}
-
-/** Starts the three engine controllers. */
+/** Starts the engine controllers: the view is listed first, so that no reconcile reads a partial copy. */
 export async function startOperator(options: OperatorOptions): Promise<Operator> {
   const registry = options.registry ?? new Registry();
-  const { kubeConfig, namespace } = options;
-  const kube = new KubeClient(kubeConfig, namespace);
-  const controllers: Controller[] = [];
+  const { kubeConfig, namespace, log } = options;
+  const throughput = { ...DEFAULT_THROUGHPUT, ...options.throughput };
+  const metrics = controllerMetrics(registry);
+  const kube = new KubeClient({
+    kubeConfig,
+    namespace,
+    metrics,
+    qps: throughput.qps,
+    burst: throughput.burst,
+    ...(options.mayAct ? { mayAct: options.mayAct } : {}),
+  });
+  const controllers = new Map<string, Controller>();
+  const view = new ClusterView({ kubeConfig, namespace, log, kinds: ENGINE_KINDS }, (kind, name) =>
+    controllers.get(kind)?.enqueue(name),
+  );
   for (const kind of ENGINE_KINDS) {
-    const reconciler = new EngineReconciler({ kube, kind, settings: options.settings });
-    controllers.push(
-      await startController({
+    const reconciler = new EngineReconciler({ kube, view, kind, settings: options.settings });
+    controllers.set(
+      kind.kind,
+      startController({
         name: kind.kind,
-        kubeConfig,
-        sources: sources(kubeConfig, namespace, kind),
         reconcile: (key) => reconciler.reconcile(key),
-        log: options.log,
+        log,
         registry,
-        workers: options.workers ?? 4,
+        workers: throughput.workers,
       }),
     );
   }
+  new Gauge({
+    name: 'aiem_cached_objects',
+    help: 'Objects the operator holds in its watch-fed copies',
+    registers: [registry],
+    collect() {
+      this.set(view.size);
+    },
+  });
+  await view.start();
+  for (const controller of controllers.values()) controller.run();
   return {
     registry,
+    view,
     async stop(): Promise<void> {
-      await Promise.all(controllers.map((c) => c.stop()));
+      await Promise.all([...controllers.values()].map((c) => c.stop()));
+      await view.stop();
     },
   };
 }

@@ -1,6 +1,9 @@
 /**
- * The operator's only door to the Kubernetes API: typed calls that return what they read or
- * throw. "Not found" is recognised here, once.
+ * The operator's only door for writes to the Kubernetes API (reads come from the ClusterView):
+ * typed calls that return what the apiserver answered or throw. Every call waits for the
+ * client-side rate limit, is counted by verb and answer, and is refused outright while this
+ * replica may not act (it has not renewed its leadership in time): a paused leader that wakes
+ * up after a successor took over writes nothing. "Not found" is recognised here, once.
  */
 import {
   AppsV1Api,
@@ -12,12 +15,11 @@ import {
   type KubeConfig,
   type KubernetesObject,
   type V1PersistentVolumeClaim,
-  type V1Pod,
-  type V1StatefulSet,
 } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../../../shared/resources.ts';
-import { outputFields } from '../../../shared/recorded.ts';
 import type { EngineResource } from '../kinds/kind.ts';
+import type { ControllerMetrics } from '../runtime/metrics.ts';
+import { TokenBucket } from './token-bucket.ts';
 
 /** Every object the operator writes is applied by this one field manager. */
 export const FIELD_MANAGER = 'ai-engine-manager-operator';
@@ -30,6 +32,14 @@ export function statusCode(error: unknown): number | undefined {
     : undefined;
 }
 
+/** A write refused because this replica may not act now (see LeaderElector). */
+export class NotLeading extends Error {
+  constructor() {
+    super('not leading: this replica has not renewed its leadership in time, so it writes nothing');
+    this.name = 'NotLeading';
+  }
+}
+
 async function unlessNotFound<T>(call: Promise<T>): Promise<T | undefined> {
   try {
     return await call;
@@ -39,109 +49,129 @@ async function unlessNotFound<T>(call: Promise<T>): Promise<T | undefined> {
   }
 }
 
+export interface KubeClientOptions {
+  kubeConfig: KubeConfig;
+  namespace: string;
+  metrics: Pick<ControllerMetrics, 'kubeRequests' | 'kubeLatency'>;
+  /** Calls per second and burst of the client-side rate limit; qps ≤ 0 means none. */
+  qps?: number;
+  burst?: number;
+  /** Whether this replica may write now; always, when not given. */
+  mayAct?: () => boolean;
+}
+
+type Verb = 'patch' | 'apply' | 'delete';
+
 export class KubeClient {
   private readonly custom: CustomObjectsApi;
   private readonly core: CoreV1Api;
   private readonly apps: AppsV1Api;
   private readonly objects: KubernetesObjectApi;
+  private readonly bucket: TokenBucket;
+  private readonly options: KubeClientOptions;
   readonly namespace: string;
 
-  constructor(kubeConfig: KubeConfig, namespace: string) {
-    this.namespace = namespace;
+  constructor(options: KubeClientOptions) {
+    const { kubeConfig } = options;
+    this.options = options;
+    this.namespace = options.namespace;
     this.custom = kubeConfig.makeApiClient(CustomObjectsApi);
     this.core = kubeConfig.makeApiClient(CoreV1Api);
     this.apps = kubeConfig.makeApiClient(AppsV1Api);
     this.objects = KubernetesObjectApi.makeApiClient(kubeConfig);
+    this.bucket = new TokenBucket(options.qps ?? 0, options.burst ?? 1);
   }
 
-  private engineTarget(
-    plural: string,
-    name: string,
-  ): {
-    group: string;
-    version: string;
-    namespace: string;
-    plural: string;
-    name: string;
-  } {
+  /** One call: fenced by leadership, rate-limited, counted. */
+  private async call<T>(verb: Verb, request: () => Promise<T>): Promise<T> {
+    const { metrics, mayAct } = this.options;
+    if (mayAct !== undefined && !mayAct()) throw new NotLeading();
+    const stop = metrics.kubeLatency.startTimer({ verb });
+    await this.bucket.acquire();
+    // The wait may have been long: ask again just before the call leaves.
+    if (mayAct !== undefined && !mayAct()) throw new NotLeading();
+    try {
+      const answer = await request();
+      metrics.kubeRequests.inc({ verb, code: '200' });
+      return answer;
+    } catch (error: unknown) {
+      metrics.kubeRequests.inc({ verb, code: String(statusCode(error) ?? 'error') });
+      throw error;
+    } finally {
+      stop();
+    }
+  }
+
+  private engineTarget(plural: string, name: string) {
     return { group: GROUP, version: VERSION, namespace: this.namespace, plural, name };
   }
 
-  /** The engine, its status read over the fields the API recorded at creation (shared/recorded.ts). */
-  async getEngine(plural: string, name: string): Promise<EngineResource | undefined> {
-    const engine = (await unlessNotFound(
-      this.custom.getNamespacedCustomObject(this.engineTarget(plural, name)),
-    )) as EngineResource | undefined;
-    return engine === undefined
-      ? undefined
-      : { ...engine, status: outputFields(engine), storedStatus: engine.status ?? {} };
-  }
-
   /** A JSON merge patch of an engine's metadata or spec (with resourceVersion: fails on a race). */
-  async patchEngine(plural: string, name: string, body: object): Promise<void> {
-    await this.custom.patchNamespacedCustomObject({ ...this.engineTarget(plural, name), body }, mergePatch);
+  async patchEngine(plural: string, name: string, body: object): Promise<EngineResource> {
+    return (await this.call('patch', () =>
+      this.custom.patchNamespacedCustomObject({ ...this.engineTarget(plural, name), body }, mergePatch),
+    )) as EngineResource;
   }
 
-  async patchEngineStatus(plural: string, name: string, status: object): Promise<void> {
-    await this.custom.patchNamespacedCustomObjectStatus(
-      { ...this.engineTarget(plural, name), body: { status } },
-      mergePatch,
+  async patchEngineStatus(plural: string, name: string, status: object): Promise<EngineResource> {
+    return (await this.call('patch', () =>
+      this.custom.patchNamespacedCustomObjectStatus(
+        { ...this.engineTarget(plural, name), body: { status } },
+        mergePatch,
+      ),
+    )) as EngineResource;
+  }
+
+  /** Server-side apply, forcing ownership of the fields the operator sets; the object as applied. */
+  async apply<T extends KubernetesObject>(object: T): Promise<T> {
+    return this.call('apply', () =>
+      this.objects.patch(object, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply),
     );
   }
 
-  /** Server-side apply, forcing ownership of the fields the operator sets. */
-  async apply(object: KubernetesObject): Promise<void> {
-    await this.objects.patch(
-      object,
-      undefined,
-      undefined,
-      FIELD_MANAGER,
-      true,
-      PatchStrategy.ServerSideApply,
-    );
-  }
-
-  readStatefulSet(name: string): Promise<V1StatefulSet | undefined> {
-    return unlessNotFound(this.apps.readNamespacedStatefulSet({ name, namespace: this.namespace }));
-  }
-
-  async pods(labelSelector: string): Promise<V1Pod[]> {
-    return (await this.core.listNamespacedPod({ namespace: this.namespace, labelSelector })).items;
-  }
-
-  async claims(labelSelector: string): Promise<V1PersistentVolumeClaim[]> {
-    return (await this.core.listNamespacedPersistentVolumeClaim({ namespace: this.namespace, labelSelector }))
-      .items;
-  }
-
-  async growClaim(name: string, bytes: bigint): Promise<void> {
-    await this.core.patchNamespacedPersistentVolumeClaim(
-      {
-        name,
-        namespace: this.namespace,
-        body: { spec: { resources: { requests: { storage: bytes.toString() } } } },
-      },
-      mergePatch,
+  async growClaim(name: string, bytes: bigint): Promise<V1PersistentVolumeClaim> {
+    return this.call('patch', () =>
+      this.core.patchNamespacedPersistentVolumeClaim(
+        {
+          name,
+          namespace: this.namespace,
+          body: { spec: { resources: { requests: { storage: bytes.toString() } } } },
+        },
+        mergePatch,
+      ),
     );
   }
 
   async deletePod(name: string): Promise<void> {
-    await unlessNotFound(this.core.deleteNamespacedPod({ name, namespace: this.namespace }));
+    await unlessNotFound(
+      this.call('delete', () => this.core.deleteNamespacedPod({ name, namespace: this.namespace })),
+    );
   }
 
-  /** Deletes the engine's workloads by name; what is already gone is fine. */
-  async deleteWorkloads(name: string): Promise<void> {
+  /** Deletes an engine's StatefulSet (its pods go with it); what is already gone is fine. */
+  async deleteStatefulSet(name: string): Promise<void> {
     const namespace = this.namespace;
     await unlessNotFound(
-      this.apps.deleteNamespacedStatefulSet({ name, namespace, propagationPolicy: 'Background' }),
+      this.call('delete', () =>
+        this.apps.deleteNamespacedStatefulSet({ name, namespace, propagationPolicy: 'Background' }),
+      ),
     );
-    await unlessNotFound(this.core.deleteNamespacedService({ name, namespace }));
-    await unlessNotFound(this.core.deleteNamespacedConfigMap({ name, namespace }));
+  }
+
+  async deleteService(name: string): Promise<void> {
+    const namespace = this.namespace;
+    await unlessNotFound(this.call('delete', () => this.core.deleteNamespacedService({ name, namespace })));
+  }
+
+  async deleteConfigMap(name: string): Promise<void> {
+    const namespace = this.namespace;
+    await unlessNotFound(this.call('delete', () => this.core.deleteNamespacedConfigMap({ name, namespace })));
   }
 
   async deleteClaim(name: string): Promise<void> {
+    const namespace = this.namespace;
     await unlessNotFound(
-      this.core.deleteNamespacedPersistentVolumeClaim({ name, namespace: this.namespace }),
+      this.call('delete', () => this.core.deleteNamespacedPersistentVolumeClaim({ name, namespace })),
     );
   }
 }

@@ -1,16 +1,17 @@
 /**
  * Reconciles one engine from its key and the current state of the cluster — never from the event
- * that queued it — so the operator may be killed at any step and pick up where the cluster is:
+ * that queued it — so the operator may be killed at any step and pick up where the cluster is.
+ * It reads the ClusterView (memory) and writes only what differs from what is there:
  *
  * 1. read the engine; if it is being deleted, clean up (finalizer) and stop;
- * 2. compute the desired objects (pure) and apply them with server-side apply;
+ * 2. compute the desired objects (pure) and apply those whose applied digest differs;
  * 3. grow data volumes that are smaller than wanted;
  * 4. observe the pods; replace failed pods after a resume;
  * 5. stop the engine when a duration limit is exceeded (by writing its intent, as a user would);
- * 6. write the status through the status subresource, only when it changed.
+ * 6. write the status through the status subresource, only the fields that changed.
  */
-import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
-import { ENGINE_UID_LABEL, GROUP, STOP_REASON_ANNOTATION } from '../../../shared/resources.ts';
+import type { KubernetesObject, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
+import { GROUP, STOP_REASON_ANNOTATION } from '../../../shared/resources.ts';
 import {
   dataClaimName,
   DATA_VOLUME,
@@ -29,6 +30,8 @@ import {
   type Settings,
 } from '../kinds/kind.ts';
 import { statusCode, type KubeClient } from '../kube/client.ts';
+import { engineView, type ClusterView } from '../kube/cluster-view.ts';
+import { digestOf, upToDate, withDigest } from '../desired/digest.ts';
 import type { ReconcileResult } from '../runtime/controller.ts';
 import { REASONS } from './conditions.ts';
 import { changedFields, planStatus } from './status.ts';
@@ -44,14 +47,14 @@ const RESIZE_RECHECK_MS = 5000;
 
 export interface ReconcilerDeps {
   kube: KubeClient;
+  view: ClusterView;
   kind: EngineKind;
   settings: Settings;
   now?: () => Date;
 }
 
-function selectorOf(engine: EngineResource): string {
-  return `${ENGINE_UID_LABEL}=${engine.metadata.uid ?? ''}`;
-}
+const uidOf = (engine: EngineResource): string => engine.metadata.uid ?? '';
+const live = (object: KubernetesObject): boolean => object.metadata?.deletionTimestamp === undefined;
 
 export class EngineReconciler {
   private readonly deps: ReconcilerDeps;
@@ -65,20 +68,19 @@ export class EngineReconciler {
   }
 
   async reconcile(key: string): Promise<ReconcileResult | undefined> {
-    const { kube, kind } = this.deps;
-    const engine = await kube.getEngine(kind.plural, key);
-    if (engine === undefined) return undefined;
-    if (engine.metadata.deletionTimestamp !== undefined) return this.finalize(engine);
+    const { view, kind } = this.deps;
+    const read = view.engine(kind, key);
+    if (read === undefined) return undefined;
+    if (read.metadata.deletionTimestamp !== undefined) return this.finalize(read);
     // The API records the profile and version snapshots with the object; when they were too
     // large for that, it writes them to status in a second step, and until that lands there is
     // nothing to run. Its write wakes us.
-    if (!hasSnapshots(this.deps.kind, engine)) return { requeueAfterMs: SNAPSHOT_RECHECK_MS };
-    await this.ensureFinalizer(engine);
+    if (!hasSnapshots(this.deps.kind, read)) return { requeueAfterMs: SNAPSHOT_RECHECK_MS };
+    const engine = await this.ensureFinalizer(read);
     const problem = await this.applyDesired(engine);
     if (problem) return this.report(engine, [], { storageResizing: false, terminal: problem });
-    const claims = await kube.claims(selectorOf(engine));
-    const storageResizing = await this.growClaims(engine, claims);
-    const pods = await kube.pods(selectorOf(engine));
+    const storageResizing = await this.growClaims(engine, view.claims.of(uidOf(engine)));
+    const pods = view.pods.of(uidOf(engine));
     await this.replaceFailedPodsAfterResume(engine, pods);
     const result = await this.report(engine, pods, { storageResizing });
     if (!storageResizing) return result;
@@ -114,19 +116,35 @@ export class EngineReconciler {
     }
   }
 
-  private async ensureFinalizer(engine: EngineResource): Promise<void> {
+  /** The engine with the operator's finalizer, added if it lacked it. */
+  private async ensureFinalizer(engine: EngineResource): Promise<EngineResource> {
+    const { kind, kube, view } = this.deps;
     const finalizers = engine.metadata.finalizers ?? [];
-    if (finalizers.includes(FINALIZER)) return;
-    await this.deps.kube.patchEngine(this.deps.kind.plural, engine.metadata.name, {
+    if (finalizers.includes(FINALIZER)) return engine;
+    const patched = await kube.patchEngine(kind.plural, engine.metadata.name, {
       metadata: { finalizers: [...finalizers, FINALIZER], resourceVersion: engine.metadata.resourceVersion },
     });
+    view.wroteEngine(kind, patched);
+    return engineView(patched);
   }
 
+  /** Applies each desired object that differs from what was last applied (desired/digest.ts). */
   private async apply(engine: EngineResource, desired: DesiredObjects): Promise<void> {
-    const { kube } = this.deps;
+    const { kube, view } = this.deps;
+    const name = workloadName(this.deps.kind, engine);
+    if (desired.configMap) {
+      const digest = digestOf(desired.configMap);
+      if (!upToDate(view.configMaps.get(name), digest, desired.configMap))
+        view.configMaps.wrote(await kube.apply(withDigest(desired.configMap, digest)));
+    }
+    const serviceDigest = digestOf(desired.service);
+    if (!upToDate(view.services.get(name), serviceDigest, desired.service))
+      view.services.wrote(await kube.apply(withDigest(desired.service, serviceDigest)));
+    const existing = view.statefulSets.get(name);
+    const digest = digestOf(desired.statefulSet);
+    if (upToDate(existing, digest, desired.statefulSet)) return;
     // Volume claim templates cannot change once the StatefulSet exists (growth goes to the
     // claims themselves), so an existing set keeps the templates it has.
-    const existing = await kube.readStatefulSet(workloadName(this.deps.kind, engine));
     const templates = existing?.spec?.volumeClaimTemplates;
     if (templates && desired.statefulSet.spec) {
       desired.statefulSet.spec.volumeClaimTemplates = templates.map((t) => ({
@@ -140,9 +158,7 @@ export class EngineReconciler {
         spec: t.spec ?? {},
       }));
     }
-    if (desired.configMap) await kube.apply(desired.configMap);
-    await kube.apply(desired.service);
-    await kube.apply(desired.statefulSet);
+    view.statefulSets.wrote(await kube.apply(withDigest(desired.statefulSet, digest)));
   }
 
   /** Asks for more storage where the engine wants it; true while its bound volume is smaller than wanted. */
@@ -150,14 +166,14 @@ export class EngineReconciler {
     engine: EngineResource,
     claims: readonly V1PersistentVolumeClaim[],
   ): Promise<boolean> {
-    const { kind, kube } = this.deps;
+    const { kind, kube, view } = this.deps;
     if (kind.dataMountPath === undefined) return false;
     const wanted = BigInt(specText(engine, 'storageBytes') ?? '0');
     const claim = claims.find((c) => c.metadata?.name === dataClaimName(kind, engine, 0));
     const name = claim?.metadata?.name;
     // A claim not bound yet is being provisioned, not resized; only a bound claim can grow.
     if (claim === undefined || name === undefined || claim.status?.phase !== 'Bound') return false;
-    if (requested(claim) < wanted) await kube.growClaim(name, wanted);
+    if (requested(claim) < wanted) view.claims.wrote(await kube.growClaim(name, wanted));
     return capacity(claim) < wanted;
   }
 
@@ -168,7 +184,9 @@ export class EngineReconciler {
     const now = this.now();
     const stale = pods.filter(
       (pod) =>
-        (timeOf(pod.metadata?.creationTimestamp) ?? resumed) < resumed && failure(pod, now) !== undefined,
+        live(pod) &&
+        (timeOf(pod.metadata?.creationTimestamp) ?? resumed) < resumed &&
+        failure(pod, now) !== undefined,
     );
     for (const pod of stale) await this.deps.kube.deletePod(pod.metadata?.name ?? '');
   }
@@ -178,48 +196,61 @@ export class EngineReconciler {
     pods: readonly V1Pod[],
     extra: { storageResizing: boolean; terminal?: { reason: string; message: string } },
   ): Promise<ReconcileResult | undefined> {
-    const { kind, kube } = this.deps;
+    const { kind, kube, view } = this.deps;
     const plan = planStatus({ kind, engine, pods, now: this.now(), settings: this.deps.settings, ...extra });
     if (plan.autoStop !== undefined) {
       // Stop as a user would: record the intent; the next reconcile moves the state.
-      await kube.patchEngine(kind.plural, engine.metadata.name, {
+      const stopped = await kube.patchEngine(kind.plural, engine.metadata.name, {
         metadata: {
           resourceVersion: engine.metadata.resourceVersion,
           annotations: { [STOP_REASON_ANNOTATION]: exceededReason(plan.autoStop) },
         },
         spec: { [kind.stopIntent]: true },
       });
+      view.wroteEngine(kind, stopped);
       return undefined;
     }
     if (!stopWanted(kind, engine) && engine.metadata.annotations?.[STOP_REASON_ANNOTATION] !== undefined) {
-      await kube.patchEngine(kind.plural, engine.metadata.name, {
+      const cleared = await kube.patchEngine(kind.plural, engine.metadata.name, {
         metadata: { annotations: { [STOP_REASON_ANNOTATION]: null } },
       });
+      view.wroteEngine(kind, cleared);
     }
     const changed = changedFields(engine.storedStatus ?? engine.status, plan.status);
     if (Object.keys(changed).length > 0)
-      await kube.patchEngineStatus(kind.plural, engine.metadata.name, changed);
+      view.wroteEngine(kind, await kube.patchEngineStatus(kind.plural, engine.metadata.name, changed), true);
     return plan.requeueAfterMs === undefined ? undefined : { requeueAfterMs: plan.requeueAfterMs };
+  }
+
+  /** Deletes the engine's StatefulSet (its pods go with it), Service and ConfigMap, where present. */
+  private async deleteWorkloads(engine: EngineResource): Promise<void> {
+    const { kind, kube, view } = this.deps;
+    const name = workloadName(kind, engine);
+    const present = (object: KubernetesObject | undefined): boolean => object !== undefined && live(object);
+    if (present(view.statefulSets.get(name))) await kube.deleteStatefulSet(name);
+    if (present(view.services.get(name))) await kube.deleteService(name);
+    if (present(view.configMaps.get(name))) await kube.deleteConfigMap(name);
   }
 
   /** Deletion: remove the workloads and volumes, report DELETING, then let the resource go. */
   private async finalize(engine: EngineResource): Promise<ReconcileResult | undefined> {
-    const { kind, kube } = this.deps;
+    const { kind, kube, view } = this.deps;
     if (!(engine.metadata.finalizers ?? []).includes(FINALIZER)) return undefined;
-    await kube.deleteWorkloads(workloadName(kind, engine));
-    const claims = await kube.claims(selectorOf(engine));
-    for (const claim of claims) await kube.deleteClaim(claim.metadata?.name ?? '');
-    const pods = await kube.pods(selectorOf(engine));
+    await this.deleteWorkloads(engine);
+    const claims = view.claims.of(uidOf(engine));
+    for (const claim of claims.filter(live)) await kube.deleteClaim(claim.metadata?.name ?? '');
+    const pods = view.pods.of(uidOf(engine));
     if (pods.length > 0 || claims.length > 0) {
       await this.report(engine, pods, { storageResizing: false });
       return { requeueAfterMs: CLEANUP_RECHECK_MS };
     }
-    await kube.patchEngine(kind.plural, engine.metadata.name, {
+    const released = await kube.patchEngine(kind.plural, engine.metadata.name, {
       metadata: {
         finalizers: (engine.metadata.finalizers ?? []).filter((f) => f !== FINALIZER),
         resourceVersion: engine.metadata.resourceVersion,
       },
     });
+    view.wroteEngine(kind, released);
     return undefined;
   }
 }

@@ -8,6 +8,9 @@ export interface ControllerMetrics {
   reconciles: Counter<'controller'>;
   errors: Counter<'controller'>;
   duration: Histogram<'controller'>;
+  /** Calls to the apiserver by verb and answer (the HTTP status, or `error` when none came). */
+  kubeRequests: Counter<'verb' | 'code'>;
+  kubeLatency: Histogram<'verb'>;
   /** Reports the depth of a controller's queue with every scrape. */
   watchQueue: (controller: string, depth: () => number) => void;
 }
@@ -39,6 +42,18 @@ function make(registry: Registry): ControllerMetrics {
       name: 'aiem_reconcile_duration_seconds',
       help: 'Reconcile latency',
       labelNames,
+      registers,
+    }),
+    kubeRequests: new Counter({
+      name: 'aiem_kube_requests_total',
+      help: 'Calls to the Kubernetes API by verb and answer',
+      labelNames: ['verb', 'code'] as const,
+      registers,
+    }),
+    kubeLatency: new Histogram({
+      name: 'aiem_kube_request_duration_seconds',
+      help: 'Latency of calls to the Kubernetes API, including the wait for the client-side rate limit',
+      labelNames: ['verb'] as const,
       registers,
     }),
     watchQueue: (controller, depth) => {

@@ -1,0 +1,327 @@
+/**
+ * What the operator reads: watch-fed copies of its engines and of everything they own
+ * (StatefulSets, pods, volume claims, Services, ConfigMaps), so that a reconcile reads memory,
+ * not the apiserver. Each copy keeps only what the operator reads of an object (no
+ * managedFields, no pod templates, no file contents), and owned objects are indexed by their
+ * engine's uid.
+ *
+ * A copy may be a moment behind the operator's own writes, so every write's answer is noted
+ * here and read instead of the copy until the copy has caught up (read-your-writes); the events
+ * of the operator's own status writes queue nothing, since nothing changed that it did not know.
+ * Everything else — a copy behind someone else's change — is what level-triggered reconciling
+ * mends: the change's event queues the engine again.
+ */
+import {
+  AppsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  type KubeConfig,
+  type KubernetesObject,
+  type V1ConfigMap,
+  type V1ObjectMeta,
+  type V1PersistentVolumeClaim,
+  type V1Pod,
+  type V1Service,
+  type V1StatefulSet,
+} from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { ENGINE_KIND_LABEL, ENGINE_UID_LABEL, GROUP, VERSION } from '../../../shared/resources.ts';
+import { outputFields } from '../../../shared/recorded.ts';
+import { isNewer, WatchedCollection, type ListPage } from '../../../shared/watched-collection.ts';
+import { ENGINE_ANNOTATION } from '../desired/workload.ts';
+import type { EngineKind, EngineResource } from '../kinds/kind.ts';
+
+/** Hears which engine (kind and name) a change concerns. */
+export type EngineChanged = (kind: string, name: string) => void;
+
+type Page = (limit: number, token: string | undefined) => Promise<ListPage>;
+
+const OWNED_SELECTOR = ENGINE_KIND_LABEL;
+/** Reports remembered before those already seen are swept out. */
+const MAX_OWN_REPORTS = 1_000;
+const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
+
+/** The metadata the operator reads: no managedFields, no kubectl's copy of the last applied object. */
+function trimMetadata<M extends Pick<V1ObjectMeta, 'managedFields' | 'annotations'>>(metadata: M): M {
+  const { managedFields: _managed, annotations, ...rest } = metadata;
+  if (annotations === undefined) return rest as M;
+  const { [LAST_APPLIED]: _applied, ...kept } = annotations;
+  return { ...rest, annotations: kept } as M;
+}
+
+/** Objects whose writes are tracked by name and resourceVersion. */
+type Versioned = { metadata?: { name?: string; resourceVersion?: string } };
+
+/** What is kept of each kind of owned object. */
+const TRIM = {
+  statefulSet: (o: V1StatefulSet): V1StatefulSet => ({
+    metadata: trimMetadata(o.metadata ?? {}),
+    spec: {
+      replicas: o.spec?.replicas ?? 1,
+      selector: o.spec?.selector ?? {},
+      serviceName: o.spec?.serviceName ?? '',
+      template: {},
+      ...(o.spec?.volumeClaimTemplates ? { volumeClaimTemplates: o.spec.volumeClaimTemplates } : {}),
+    },
+  }),
+  pod: (o: V1Pod): V1Pod => ({
+    metadata: trimMetadata(o.metadata ?? {}),
+    ...(o.status ? { status: o.status } : {}),
+  }),
+  claim: (o: V1PersistentVolumeClaim): V1PersistentVolumeClaim => ({
+    metadata: trimMetadata(o.metadata ?? {}),
+    ...(o.spec ? { spec: { resources: o.spec.resources ?? {} } } : {}),
+    ...(o.status ? { status: { phase: o.status.phase ?? '', capacity: o.status.capacity ?? {} } } : {}),
+  }),
+  metadataOnly: (o: KubernetesObject): KubernetesObject => ({ metadata: trimMetadata(o.metadata ?? {}) }),
+};
+
+function trimEngine(engine: EngineResource): EngineResource {
+  return { ...engine, metadata: trimMetadata(engine.metadata) };
+}
+
+/** The writes of the operator not yet seen by a copy, newest per object. */
+class OwnWrites<T extends Versioned> {
+  private readonly written = new Map<string, T>();
+
+  note(object: T): void {
+    const name = object.metadata?.name ?? '';
+    const known = this.written.get(name);
+    if (known === undefined || isNewer(object.metadata?.resourceVersion, known.metadata?.resourceVersion))
+      this.written.set(name, object);
+  }
+
+  /** The newer of the copy's object and the operator's own write. */
+  pick(name: string, copy: T | undefined): T | undefined {
+    const written = this.written.get(name);
+    if (written === undefined) return copy;
+    if (copy !== undefined && !isNewer(written.metadata?.resourceVersion, copy.metadata?.resourceVersion)) {
+      this.written.delete(name);
+      return copy;
+    }
+    return written;
+  }
+
+  /** Forgets the writes of an object that is gone. */
+  forget(name: string): void {
+    this.written.delete(name);
+  }
+}
+
+/** A copy of one owned collection, indexed by engine uid. */
+class OwnedCopy<T extends KubernetesObject> {
+  readonly collection: WatchedCollection<T>;
+  private readonly byEngine = new Map<string, Map<string, T>>();
+  private readonly own = new OwnWrites<T>();
+  private readonly trim: (object: T) => T;
+
+  constructor(
+    options: { kubeConfig: KubeConfig; path: string; listPage: Page; log: Logger; what: string },
+    trim: (object: T) => T,
+    changed: EngineChanged,
+  ) {
+    this.trim = trim;
+    this.collection = new WatchedCollection<T>({
+      ...options,
+      labelSelector: OWNED_SELECTOR,
+      keep: (object) => trim(object as T),
+      onChange: (name, before, after) => {
+        this.index(name, before, after);
+        const object = after ?? before;
+        const kind = object?.metadata?.labels?.[ENGINE_KIND_LABEL];
+        const engine = object?.metadata?.annotations?.[ENGINE_ANNOTATION];
+        if (kind !== undefined && engine !== undefined) changed(kind, engine);
+      },
+    });
+  }
+
+  get(name: string): T | undefined {
+    return this.own.pick(name, this.collection.get(name));
+  }
+
+  /** The objects of the engine with that uid. */
+  of(uid: string): T[] {
+    return [...(this.byEngine.get(uid)?.values() ?? [])];
+  }
+
+  /** Notes the answer to a write of the object. */
+  wrote(object: T): void {
+    this.own.note(this.trim(object));
+  }
+
+  private index(name: string, before: T | undefined, after: T | undefined): void {
+    const uidOf = (o: T | undefined): string | undefined => o?.metadata?.labels?.[ENGINE_UID_LABEL];
+    const previous = uidOf(before);
+    if (previous !== undefined) {
+      const objects = this.byEngine.get(previous);
+      objects?.delete(name);
+      if (objects?.size === 0) this.byEngine.delete(previous);
+    }
+    const uid = uidOf(after);
+    if (after === undefined) this.own.forget(name);
+    if (uid === undefined || after === undefined) return;
+    let objects = this.byEngine.get(uid);
+    if (objects === undefined) {
+      objects = new Map();
+      this.byEngine.set(uid, objects);
+    }
+    objects.set(name, after);
+  }
+}
+
+/** A copy of one kind's engines. */
+class EngineCopy {
+  readonly collection: WatchedCollection<EngineResource>;
+  private readonly own = new OwnWrites<EngineResource>();
+  /** resourceVersions of the operator's own status writes, whose events queue nothing. */
+  private readonly ownReports = new Set<string>();
+
+  constructor(
+    options: { kubeConfig: KubeConfig; namespace: string; log: Logger },
+    kind: EngineKind,
+    changed: EngineChanged,
+  ) {
+    const api = options.kubeConfig.makeApiClient(CustomObjectsApi);
+    const { namespace } = options;
+    this.collection = new WatchedCollection<EngineResource>({
+      kubeConfig: options.kubeConfig,
+      path: `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/${kind.plural}`,
+      listPage: (limit, token) =>
+        api.listNamespacedCustomObject({
+          group: GROUP,
+          version: VERSION,
+          namespace,
+          plural: kind.plural,
+          limit,
+          ...(token === undefined ? {} : { _continue: token }),
+        }) as Promise<ListPage>,
+      keep: (object) => trimEngine(object as EngineResource),
+      onChange: (name, _before, after) => {
+        const version = after?.metadata.resourceVersion;
+        if (version !== undefined && this.ownReports.delete(version)) return;
+        if (after === undefined) this.own.forget(name);
+        changed(kind.kind, name);
+      },
+      log: options.log,
+      what: kind.kind,
+    });
+  }
+
+  get(name: string): EngineResource | undefined {
+    return this.own.pick(name, this.collection.get(name));
+  }
+
+  /** Notes a write's answer; `report` marks a status write, whose event need not queue the engine. */
+  wrote(engine: EngineResource, report: boolean): void {
+    this.own.note(trimEngine(engine));
+    const version = engine.metadata.resourceVersion;
+    if (report && version !== undefined && !this.collection.has(version)) this.ownReports.add(version);
+    // A report whose event came first (or never came: a relist passed it) is forgotten here.
+    if (this.ownReports.size > MAX_OWN_REPORTS)
+      for (const seen of [...this.ownReports].filter((v) => this.collection.has(v)))
+        this.ownReports.delete(seen);
+  }
+}
+
+export class ClusterView {
+  private readonly engines = new Map<string, EngineCopy>();
+  readonly statefulSets: OwnedCopy<V1StatefulSet>;
+  readonly pods: OwnedCopy<V1Pod>;
+  readonly claims: OwnedCopy<V1PersistentVolumeClaim>;
+  readonly services: OwnedCopy<V1Service>;
+  readonly configMaps: OwnedCopy<V1ConfigMap>;
+
+  constructor(
+    options: { kubeConfig: KubeConfig; namespace: string; log: Logger; kinds: readonly EngineKind[] },
+    changed: EngineChanged,
+  ) {
+    const { kubeConfig, namespace, log } = options;
+    for (const kind of options.kinds) this.engines.set(kind.plural, new EngineCopy(options, kind, changed));
+    const core = kubeConfig.makeApiClient(CoreV1Api);
+    const apps = kubeConfig.makeApiClient(AppsV1Api);
+    const query = (limit: number, token: string | undefined) => ({
+      namespace,
+      labelSelector: OWNED_SELECTOR,
+      limit,
+      ...(token === undefined ? {} : { _continue: token }),
+    });
+    const copy = <T extends KubernetesObject>(
+      path: string,
+      listPage: Page,
+      trim: (object: T) => T,
+    ): OwnedCopy<T> => new OwnedCopy<T>({ kubeConfig, path, listPage, log, what: path }, trim, changed);
+    const ns = `/namespaces/${namespace}`;
+    this.statefulSets = copy(
+      `/apis/apps/v1${ns}/statefulsets`,
+      (l, t) => apps.listNamespacedStatefulSet(query(l, t)),
+      TRIM.statefulSet,
+    );
+    this.pods = copy(`/api/v1${ns}/pods`, (l, t) => core.listNamespacedPod(query(l, t)), TRIM.pod);
+    this.claims = copy(
+      `/api/v1${ns}/persistentvolumeclaims`,
+      (l, t) => core.listNamespacedPersistentVolumeClaim(query(l, t)),
+      TRIM.claim,
+    );
+    this.services = copy(
+      `/api/v1${ns}/services`,
+      (l, t) => core.listNamespacedService(query(l, t)),
+      TRIM.metadataOnly,
+    );
+    this.configMaps = copy(
+      `/api/v1${ns}/configmaps`,
+      (l, t) => core.listNamespacedConfigMap(query(l, t)),
+      TRIM.metadataOnly,
+    );
+  }
+
+  private get collections(): WatchedCollection<unknown>[] {
+    return [
+      ...[...this.engines.values()].map((e) => e.collection),
+      this.statefulSets.collection,
+      this.pods.collection,
+      this.claims.collection,
+      this.services.collection,
+      this.configMaps.collection,
+    ] as WatchedCollection<unknown>[];
+  }
+
+  /** Lists and starts watching everything; resolves once every copy holds its whole collection. */
+  async start(): Promise<void> {
+    await Promise.all(this.collections.map((c) => c.start()));
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.collections.map((c) => c.stop()));
+  }
+
+  /** Whether every copy mirrors the apiserver now. */
+  get synced(): boolean {
+    return this.collections.every((c) => c.synced);
+  }
+
+  /** Objects held, for the metrics. */
+  get size(): number {
+    return this.collections.reduce((sum, c) => sum + c.size, 0);
+  }
+
+  /** The engine, its status read over the fields the API recorded at creation (shared/recorded.ts). */
+  engine(kind: EngineKind, name: string): EngineResource | undefined {
+    const engine = this.engineCopy(kind).get(name);
+    return engine === undefined ? undefined : engineView(engine);
+  }
+
+  wroteEngine(kind: EngineKind, engine: EngineResource, report = false): void {
+    this.engineCopy(kind).wrote(engine, report);
+  }
+
+  private engineCopy(kind: EngineKind): EngineCopy {
+    const copy = this.engines.get(kind.plural);
+    if (copy === undefined) throw new TypeError(`no copy of ${kind.plural}`);
+    return copy;
+  }
+}
+
+/** An engine as reconciles read it: output fields merged, status as stored beside them. */
+export function engineView(engine: EngineResource): EngineResource {
+  return { ...engine, status: outputFields(engine), storedStatus: engine.status ?? {} };
+}
