@@ -10,7 +10,7 @@ import { pooled } from '../../shared/kube-transport.ts';
 import { pino } from 'pino';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { DEFAULT_THROUGHPUT, startOperator, type Operator } from './operator.ts';
-import { LeaderElector, type Leadership } from './runtime/leader-election.ts';
+import { LeaderElector, LEASE_TIMING, type Leadership } from './runtime/leader-election.ts';
 
 const env = (name: string, fallback: string): string => process.env[name] ?? fallback;
 
@@ -57,8 +57,9 @@ const elector = new LeaderElector({
   namespace,
   name: 'ai-engine-manager-operator',
   identity: env('AIEM_OPERATOR_ID', env('POD_NAME', hostname())),
-  leaseDurationMs: Number(env('AIEM_LEASE_DURATION_MS', '15000')),
-  renewEveryMs: Number(env('AIEM_LEASE_RENEW_MS', '5000')),
+  leaseDurationMs: Number(env('AIEM_LEASE_DURATION_MS', String(LEASE_TIMING.leaseDurationMs))),
+  renewDeadlineMs: Number(env('AIEM_LEASE_RENEW_DEADLINE_MS', String(LEASE_TIMING.renewDeadlineMs))),
+  retryPeriodMs: Number(env('AIEM_LEASE_RETRY_PERIOD_MS', String(LEASE_TIMING.retryPeriodMs))),
 });
 
 async function shutDown(code: number): Promise<never> {
@@ -82,6 +83,7 @@ state.operator = await startOperator({
   namespace,
   settings: { publicUrl: env('AIEM_PUBLIC_URL', 'http://127.0.0.1:8080') },
   log,
+  mayAct: () => leadership.mayAct(),
   registry,
   throughput: {
     workers: Number(env('AIEM_OPERATOR_WORKERS', String(DEFAULT_THROUGHPUT.workers))),
@@ -91,7 +93,7 @@ state.operator = await startOperator({
 });
 await leadership.lost;
 if (!state.stopping) {
-  // Another replica may already act: stop at once rather than race it.
-  log.error('lost leadership; exiting');
+  // Another replica may take over soon: the fence already keeps this one from writing; stop.
+  log.error('leadership not renewed within the renew deadline; exiting');
   await shutDown(1);
 }

@@ -64,6 +64,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     metrics,
     qps: throughput.qps,
     burst: throughput.burst,
+    log,
     ...(options.mayAct ? { mayAct: options.mayAct } : {}),
   });
   const controllers = new Map<string, Controller>();

@@ -268,9 +268,12 @@ describe('default values', () => {
       POD_NAME: undefined,
       AIEM_OPERATOR_HOST: '0.0.0.0',
       AIEM_OPERATOR_PORT: '8081',
-      AIEM_OPERATOR_WORKERS: '4',
+      AIEM_OPERATOR_WORKERS: '16',
+      AIEM_OPERATOR_QPS: '100',
+      AIEM_OPERATOR_BURST: '200',
       AIEM_LEASE_DURATION_MS: '15000',
-      AIEM_LEASE_RENEW_MS: '5000',
+      AIEM_LEASE_RENEW_DEADLINE_MS: '10000',
+      AIEM_LEASE_RETRY_PERIOD_MS: '2000',
     });
     expect(c.ports).toEqual([{ name: 'metrics', containerPort: 8081, protocol: 'TCP' }]);
     expect(c.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'metrics' });
@@ -375,7 +378,7 @@ describe('value sets', () => {
       },
       imagePullSecrets: [{ name: 'registry' }],
       gateway: { replicas: 3, extraEnv: [{ name: 'NODE_EXTRA_CA_CERTS', value: '/etc/ca/ca.crt' }] },
-      operator: { replicas: 2, workers: 8, leaseDurationMs: 30000, leaseRenewMs: 10000 },
+      operator: { replicas: 2, workers: 8, qps: 50, leaseDurationMs: 30000, renewDeadlineMs: 20000, retryPeriodMs: 4000 },
     });
     expect(deployment(objects, 'gateway').spec.replicas).toBe(3);
     expect(deployment(objects, 'operator').spec.replicas).toBe(2);
@@ -396,8 +399,10 @@ describe('value sets', () => {
     });
     expect(envOf(container(objects, 'operator'))).toMatchObject({
       AIEM_OPERATOR_WORKERS: '8',
+      AIEM_OPERATOR_QPS: '50',
       AIEM_LEASE_DURATION_MS: '30000',
-      AIEM_LEASE_RENEW_MS: '10000',
+      AIEM_LEASE_RENEW_DEADLINE_MS: '20000',
+      AIEM_LEASE_RETRY_PERIOD_MS: '4000',
     });
   });
 
@@ -466,7 +471,8 @@ describe('bad values fail with a message naming the value', () => {
     ['a grant with an unknown key', { ...MINIMAL_VALUES, policy: { grants: [{ role: ['admin'], workspaces: ['*'], permissions: ['x'] }] } }, /additional properties 'role' not allowed/],
     ['a bad log level', { ...MINIMAL_VALUES, logLevel: 'verbose' }, /at '\/logLevel': value must be one of/],
     ['a malformed digest', { ...MINIMAL_VALUES, image: { digest: 'latest' } }, /at '\/image\/digest': 'latest' does not match pattern/],
-    ['a lease renewed no sooner than it expires', { ...MINIMAL_VALUES, operator: { leaseDurationMs: 5000, leaseRenewMs: 5000 } }, /operator\.leaseRenewMs must be shorter than operator\.leaseDurationMs/],
+    ['a leader acting as long as its lease lasts', { ...MINIMAL_VALUES, operator: { leaseDurationMs: 5000, renewDeadlineMs: 5000 } }, /operator\.renewDeadlineMs must be shorter than operator\.leaseDurationMs/],
+    ['renewals no more often than the deadline', { ...MINIMAL_VALUES, operator: { renewDeadlineMs: 4000, retryPeriodMs: 4000 } }, /operator\.retryPeriodMs must be shorter than operator\.renewDeadlineMs/],
     ['an existing ServiceAccount without a name', { ...MINIMAL_VALUES, gateway: { serviceAccount: { create: false } } }, /gateway\.serviceAccount\.name: name the existing ServiceAccount/],
   ];
   test.each(cases)('%s', async (_what, values, message) => {

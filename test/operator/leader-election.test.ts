@@ -24,14 +24,21 @@ beforeAll(async () => {
     .createNamespace({ body: { metadata: { name: NAMESPACE } } });
 });
 
-const elector = (name: string, identity: string, leaseDurationMs = 2000): LeaderElector =>
+const elector = (
+  name: string,
+  identity: string,
+  leaseDurationMs = 2000,
+  now?: () => Date,
+): LeaderElector =>
   new LeaderElector({
     kubeConfig: cluster().kubeConfig,
     namespace: NAMESPACE,
     name,
     identity,
     leaseDurationMs,
-    renewEveryMs: 200,
+    renewDeadlineMs: Math.round(leaseDurationMs * 0.7),
+    retryPeriodMs: 200,
+    ...(now ? { now } : {}),
   });
 
 const readLease = (name: string): Promise<V1Lease> =>
@@ -84,6 +91,37 @@ describe('LeaderElector', () => {
     await successor.release();
   });
 
+  test('a leader stops acting once it has not renewed within the renew deadline, before its lease can expire', async () => {
+    // The clock of a process that was paused (SIGSTOP) or starved: time jumps past the deadline.
+    const clock = { skewMs: 0 };
+    const now = (): Date => new Date(Date.now() + clock.skewMs);
+    const leadership = await elector('stall', 'stalled', 10_000, now).acquire();
+    expect(leadership.mayAct()).toBe(true);
+    clock.skewMs = 8_000;
+    // Past renewDeadline (7 s) since the last renewal, and still inside the lease (10 s): no
+    // rival may have it yet, and this replica already acts no more.
+    expect(leadership.mayAct()).toBe(false);
+    await leadership.lost;
+    expect(leadership.mayAct()).toBe(false);
+    await leadership.release();
+  });
+
+  test('timing that cannot keep two leaders apart is refused', () => {
+    const make = (leaseDurationMs: number, renewDeadlineMs: number, retryPeriodMs: number) => () =>
+      new LeaderElector({
+        kubeConfig: cluster().kubeConfig,
+        namespace: NAMESPACE,
+        name: 'x',
+        identity: 'x',
+        leaseDurationMs,
+        renewDeadlineMs,
+        retryPeriodMs,
+      });
+    expect(make(10_000, 10_000, 2_000)).toThrow(/lease duration must be longer than the renew deadline/);
+    expect(make(15_000, 2_000, 2_000)).toThrow(/renew deadline must be longer than the retry period/);
+    expect(make(15_000, 10_000, 2_000)).not.toThrow();
+  });
+
   test('a replica restarted under the same identity takes its own lease back at once', async () => {
     const first = await elector('restart', 'same', 60_000).acquire();
     // The first process is gone without releasing; its successor has the same identity.
@@ -106,7 +144,8 @@ async function operatorProcess(identity: string): Promise<{ child: ChildProcess;
       AIEM_OPERATOR_PORT: String(port),
       AIEM_OPERATOR_ID: identity,
       AIEM_LEASE_DURATION_MS: '3000',
-      AIEM_LEASE_RENEW_MS: '500',
+      AIEM_LEASE_RENEW_DEADLINE_MS: '2000',
+      AIEM_LEASE_RETRY_PERIOD_MS: '500',
       AIEM_LOG_LEVEL: 'silent',
     },
     stdio: 'ignore',

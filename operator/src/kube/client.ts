@@ -18,6 +18,7 @@ import {
 } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../../../shared/resources.ts';
 import type { EngineResource } from '../kinds/kind.ts';
+import type { Logger } from 'pino';
 import type { ControllerMetrics } from '../runtime/metrics.ts';
 import { TokenBucket } from './token-bucket.ts';
 
@@ -58,6 +59,8 @@ export interface KubeClientOptions {
   burst?: number;
   /** Whether this replica may write now; always, when not given. */
   mayAct?: () => boolean;
+  /** Hears each call as it leaves, at debug level. */
+  log?: Logger;
 }
 
 type Verb = 'patch' | 'apply' | 'delete';
@@ -83,13 +86,14 @@ export class KubeClient {
   }
 
   /** One call: fenced by leadership, rate-limited, counted. */
-  private async call<T>(verb: Verb, request: () => Promise<T>): Promise<T> {
+  private async call<T>(verb: Verb, what: string, request: () => Promise<T>): Promise<T> {
     const { metrics, mayAct } = this.options;
     if (mayAct !== undefined && !mayAct()) throw new NotLeading();
     const stop = metrics.kubeLatency.startTimer({ verb });
     await this.bucket.acquire();
     // The wait may have been long: ask again just before the call leaves.
     if (mayAct !== undefined && !mayAct()) throw new NotLeading();
+    this.options.log?.debug({ verb, what }, 'apiserver call');
     try {
       const answer = await request();
       metrics.kubeRequests.inc({ verb, code: '200' });
@@ -108,13 +112,13 @@ export class KubeClient {
 
   /** A JSON merge patch of an engine's metadata or spec (with resourceVersion: fails on a race). */
   async patchEngine(plural: string, name: string, body: object): Promise<EngineResource> {
-    return (await this.call('patch', () =>
+    return (await this.call('patch', `${plural}/${name}`, () =>
       this.custom.patchNamespacedCustomObject({ ...this.engineTarget(plural, name), body }, mergePatch),
     )) as EngineResource;
   }
 
   async patchEngineStatus(plural: string, name: string, status: object): Promise<EngineResource> {
-    return (await this.call('patch', () =>
+    return (await this.call('patch', `${plural}/${name}/status`, () =>
       this.custom.patchNamespacedCustomObjectStatus(
         { ...this.engineTarget(plural, name), body: { status } },
         mergePatch,
@@ -124,13 +128,13 @@ export class KubeClient {
 
   /** Server-side apply, forcing ownership of the fields the operator sets; the object as applied. */
   async apply<T extends KubernetesObject>(object: T): Promise<T> {
-    return this.call('apply', () =>
+    return this.call('apply', `${object.kind ?? ''}/${object.metadata?.name ?? ''}`, () =>
       this.objects.patch(object, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply),
     );
   }
 
   async growClaim(name: string, bytes: bigint): Promise<V1PersistentVolumeClaim> {
-    return this.call('patch', () =>
+    return this.call('patch', `PersistentVolumeClaim/${name}`, () =>
       this.core.patchNamespacedPersistentVolumeClaim(
         {
           name,
@@ -144,7 +148,9 @@ export class KubeClient {
 
   async deletePod(name: string): Promise<void> {
     await unlessNotFound(
-      this.call('delete', () => this.core.deleteNamespacedPod({ name, namespace: this.namespace })),
+      this.call('delete', `Pod/${name}`, () =>
+        this.core.deleteNamespacedPod({ name, namespace: this.namespace }),
+      ),
     );
   }
 
@@ -152,7 +158,7 @@ export class KubeClient {
   async deleteStatefulSet(name: string): Promise<void> {
     const namespace = this.namespace;
     await unlessNotFound(
-      this.call('delete', () =>
+      this.call('delete', `StatefulSet/${name}`, () =>
         this.apps.deleteNamespacedStatefulSet({ name, namespace, propagationPolicy: 'Background' }),
       ),
     );
@@ -160,18 +166,26 @@ export class KubeClient {
 
   async deleteService(name: string): Promise<void> {
     const namespace = this.namespace;
-    await unlessNotFound(this.call('delete', () => this.core.deleteNamespacedService({ name, namespace })));
+    await unlessNotFound(
+      this.call('delete', `Service/${name}`, () => this.core.deleteNamespacedService({ name, namespace })),
+    );
   }
 
   async deleteConfigMap(name: string): Promise<void> {
     const namespace = this.namespace;
-    await unlessNotFound(this.call('delete', () => this.core.deleteNamespacedConfigMap({ name, namespace })));
+    await unlessNotFound(
+      this.call('delete', `ConfigMap/${name}`, () =>
+        this.core.deleteNamespacedConfigMap({ name, namespace }),
+      ),
+    );
   }
 
   async deleteClaim(name: string): Promise<void> {
     const namespace = this.namespace;
     await unlessNotFound(
-      this.call('delete', () => this.core.deleteNamespacedPersistentVolumeClaim({ name, namespace })),
+      this.call('delete', `PersistentVolumeClaim/${name}`, () =>
+        this.core.deleteNamespacedPersistentVolumeClaim({ name, namespace }),
+      ),
     );
   }
 }

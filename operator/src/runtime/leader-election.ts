@@ -1,9 +1,19 @@
 /**
  * Leader election on a coordination.k8s.io Lease, so several operator replicas may run and only
- * one reconciles. The holder renews the lease well inside its duration; a candidate takes it over
- * only once it has gone unrenewed for the whole duration. Every write carries the resourceVersion
- * read, so two candidates can never both win. A replica that restarts under the same identity
- * takes its own lease back at once.
+ * one acts, with client-go's timing (leaseDuration > renewDeadline > retryPeriod):
+ *
+ * - A candidate tries every retryPeriod. It takes the lease over only once the lease record has
+ *   not changed for a whole leaseDuration as measured by its own clock from when it first saw
+ *   the record (not from the renewTime written in it, so clock skew between nodes does not
+ *   matter).
+ * - The holder renews every retryPeriod, and may act only while its last successful renewal is
+ *   less than renewDeadline old ({@link Leadership.mayAct}). Past that it stops acting at once —
+ *   even a process that was paused and wakes up with a stale lease sees the time that passed —
+ *   and `lost` resolves. Since a rival needs a whole leaseDuration after the last renewal it saw,
+ *   the old holder has stopped before anyone else can start; the difference is the margin for a
+ *   request already on its way.
+ * - Every write carries the resourceVersion read, so two candidates can never both win. A replica
+ *   that restarts under the same identity takes its own lease back at once.
  */
 import { CoordinationV1Api, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
 import { statusCode } from '../kube/client.ts';
@@ -17,12 +27,28 @@ export interface LeaderElectionOptions {
   /** This replica, e.g. its pod name. */
   identity: string;
   leaseDurationMs?: number;
-  renewEveryMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
   now?: () => Date;
 }
 
+/** client-go's defaults. */
+export const LEASE_TIMING = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
+
+/** Why the timing cannot keep two leaders apart, if it cannot. Pure. */
+export function timingProblem(timing: typeof LEASE_TIMING): string | undefined {
+  const { leaseDurationMs, renewDeadlineMs, retryPeriodMs } = timing;
+  if (!(retryPeriodMs > 0)) return 'the retry period must be positive';
+  if (!(renewDeadlineMs > retryPeriodMs)) return 'the renew deadline must be longer than the retry period';
+  if (!(leaseDurationMs > renewDeadlineMs))
+    return 'the lease duration must be longer than the renew deadline';
+  return undefined;
+}
+
 export interface Leadership {
-  /** Resolves when leadership is lost (renewals failed for a whole lease duration). */
+  /** Whether this replica may act now: its last renewal is less than renewDeadline old. */
+  mayAct(): boolean;
+  /** Resolves once renewals have failed for renewDeadline: the replica must stop acting. */
   lost: Promise<void>;
   /** Stops renewing and gives the lease up, so a successor need not wait. */
   release(): Promise<void>;
@@ -52,34 +78,61 @@ function versionOf(lease: V1Lease | undefined): { resourceVersion?: string } {
 export class LeaderElector {
   private readonly api: CoordinationV1Api;
   private readonly options: Required<Omit<LeaderElectionOptions, 'kubeConfig'>>;
+  /** The lease record (its resourceVersion) last seen held by another, and when it was first seen. */
+  private observed: { record: string; at: number } | undefined;
 
+  /** @throws TypeError when the timing cannot keep two leaders apart (see timingProblem) */
   constructor(options: LeaderElectionOptions) {
     this.api = options.kubeConfig.makeApiClient(CoordinationV1Api);
     this.options = {
       namespace: options.namespace,
       name: options.name,
       identity: options.identity,
-      leaseDurationMs: options.leaseDurationMs ?? 15_000,
-      renewEveryMs: options.renewEveryMs ?? 5_000,
+      leaseDurationMs: options.leaseDurationMs ?? LEASE_TIMING.leaseDurationMs,
+      renewDeadlineMs: options.renewDeadlineMs ?? LEASE_TIMING.renewDeadlineMs,
+      retryPeriodMs: options.retryPeriodMs ?? LEASE_TIMING.retryPeriodMs,
       now: options.now ?? (() => new Date()),
     };
+    const problem = timingProblem(this.options);
+    if (problem !== undefined) throw new TypeError(`leader election: ${problem}`);
+  }
+
+  private time(): number {
+    return this.options.now().getTime();
   }
 
   /** Waits until this replica holds the lease, then keeps renewing it. */
   async acquire(): Promise<Leadership> {
-    while (!(await this.tryAcquireOrRenew())) await delay(this.options.renewEveryMs);
+    const { retryPeriodMs, renewDeadlineMs } = this.options;
+    let renewedAt: number;
+    for (;;) {
+      const attempt = this.time();
+      if (await this.tryAcquireOrRenew().catch(() => false)) {
+        renewedAt = attempt;
+        break;
+      }
+      await delay(retryPeriodMs);
+    }
     const state = { renewing: true };
-    let lastRenewal = this.options.now().getTime();
+    // Counted from when the renewal was sent: the apiserver wrote it no earlier than that.
+    const mayAct = (): boolean => state.renewing && this.time() - renewedAt < renewDeadlineMs;
     const lost = (async (): Promise<void> => {
-      for (;;) {
-        await delay(this.options.renewEveryMs);
-        if (!state.renewing) return;
-        const renewed = await this.tryAcquireOrRenew().catch(() => false);
-        if (renewed) lastRenewal = this.options.now().getTime();
-        else if (this.options.now().getTime() - lastRenewal >= this.options.leaseDurationMs) return;
+      while (state.renewing) {
+        await delay(retryPeriodMs);
+        const attempt = this.time();
+        const left = renewedAt + renewDeadlineMs - attempt;
+        if (!state.renewing || left <= 0) return;
+        // A renewal that hangs must not hold the deadline back.
+        const renewed = await Promise.race([
+          this.tryAcquireOrRenew().catch(() => false),
+          delay(left).then(() => false),
+        ]);
+        if (renewed) renewedAt = attempt;
+        else if (!mayAct()) return;
       }
     })();
     return {
+      mayAct,
       lost,
       release: async () => {
         state.renewing = false;
@@ -124,12 +177,17 @@ export class LeaderElector {
     );
   }
 
+  /**
+   * Whether the lease may be taken: free, ours, or unchanged for its whole duration since this
+   * replica first saw it as it is.
+   */
   private isFree(lease: V1Lease, now: Date): boolean {
     const holder = lease.spec?.holderIdentity ?? '';
     if (holder === '' || holder === this.options.identity) return true;
-    const renewed = lease.spec?.renewTime ? new Date(lease.spec.renewTime).getTime() : 0;
+    const record = `${holder}@${lease.metadata?.resourceVersion ?? ''}`;
+    if (this.observed?.record !== record) this.observed = { record, at: now.getTime() };
     const duration = (lease.spec?.leaseDurationSeconds ?? 0) * 1000;
-    return now.getTime() - renewed >= duration;
+    return now.getTime() - this.observed.at >= duration;
   }
 
   private async release(): Promise<void> {
