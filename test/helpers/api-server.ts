@@ -48,6 +48,8 @@ export interface ApiServer {
    * moments; a test that reads through the API right after such a write awaits this first.
    */
   sees(plural: string, object: KubernetesObject): Promise<void>;
+  /** The operator, when the options asked for one. */
+  operator: Operator | undefined;
 }
 
 /** Options of {@link useApiServer}. */
@@ -117,6 +119,7 @@ export function useApiServer(options: ApiServerOptions): () => ApiServer {
       grpc: (rpc, request, metadata) =>
         grpc(clients, gateway.grpcAddress, { rpc, request, metadata: metadata ?? new Metadata() }),
       sees: (plural, object) => sees(store, plural, object),
+      operator,
     };
   });
 

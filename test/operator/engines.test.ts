@@ -15,6 +15,10 @@ import {
 import { fromJson, type Json } from '../../gateway/src/json/canonical.ts';
 import { toCustomResource } from '../../gateway/src/store/objects.ts';
 import { RESOURCE_KINDS } from '../../shared/resources.ts';
+import { pino } from 'pino';
+import type { Registry } from 'prom-client';
+import { startOperator, type Operator } from '../../operator/src/operator.ts';
+import { waitFor } from '../cluster/wait.ts';
 import { useApiServer } from '../helpers/api-server.ts';
 import { watchUntil, watchUntilGone } from '../helpers/watch.ts';
 import { GPU_TAINT } from '../cluster/nodes.ts';
@@ -435,4 +439,161 @@ describe('the operator', () => {
     expect(old['daiEngine']).not.toHaveProperty('freeDiskSizeBytes');
     expect(old['daiEngine']).not.toHaveProperty('totalDiskSizeBytes');
   });
+
+  test('an unchanged running engine makes the operator write nothing, however often it reconciles it', async () => {
+    const created = await rest('POST', '/v1/workspaces/op/daiEngines?daiEngineId=quiet', DAI);
+    const uid = uidOf(created, 'daiEngine');
+    await reaches('daiengines', 'op.quiet', 'STATE_RUNNING');
+    const operator = api().operator;
+    if (operator === undefined) throw new Error('the operator is not running');
+    const versions = async (): Promise<Record<string, string | undefined>> => {
+      const core = api().cluster.kubeConfig.makeApiClient(CoreV1Api);
+      const apps = api().cluster.kubeConfig.makeApiClient(AppsV1Api);
+      const custom = api().cluster.kubeConfig.makeApiClient(CustomObjectsApi);
+      const target = { group: 'engine.h2o.ai', version: 'v1', namespace: NAMESPACE, plural: 'daiengines' };
+      const engine = (await custom.getNamespacedCustomObject({
+        ...target,
+        name: 'op.quiet',
+      })) as EngineObject;
+      const selector = { namespace: NAMESPACE, labelSelector: ownedBy(uid) };
+      const owned: [string, KubernetesObject[]][] = [
+        ['StatefulSet', (await apps.listNamespacedStatefulSet(selector)).items],
+        ['Service', (await core.listNamespacedService(selector)).items],
+        ['ConfigMap', (await core.listNamespacedConfigMap(selector)).items],
+        ['PersistentVolumeClaim', (await core.listNamespacedPersistentVolumeClaim(selector)).items],
+        ['DAIEngine', [engine]],
+      ];
+      return Object.fromEntries(
+        owned.flatMap(([kind, items]) =>
+          items.map((o) => [`${kind}/${o.metadata?.name ?? ''}`, o.metadata?.resourceVersion]),
+        ),
+      );
+    };
+    // Settled: RUNNING is reported and nothing is left to do.
+    await waitFor(async () => (await idle(operator.registry, 'DAIEngine')) || undefined, {
+      what: 'an idle controller',
+    });
+    const before = await versions();
+    expect(Object.keys(before).map((key) => key.split('/')[0])).toEqual([
+      'StatefulSet',
+      'Service',
+      'ConfigMap',
+      'PersistentVolumeClaim',
+      'DAIEngine',
+    ]);
+    // Changes the operator does not act on, each of which makes it reconcile the engine again.
+    const [pod] = await livePods(api().cluster.kubeConfig, NAMESPACE, uid);
+    const core = api().cluster.kubeConfig.makeApiClient(CoreV1Api);
+    const reconciled = await metric(operator.registry, 'aiem_reconcile_total', 'DAIEngine');
+    const calls = await apiserverCalls(operator.registry);
+    for (let i = 0; i < 3; i++)
+      await core.patchNamespacedPod(
+        {
+          name: pod?.metadata?.name ?? '',
+          namespace: NAMESPACE,
+          body: { metadata: { labels: { touched: String(i) } } },
+        },
+        mergePatch,
+      );
+    // Once the operator's copy holds the last change, the engine has been queued; once the
+    // controller is idle after that, the reconcile has run.
+    const seenLast = (): boolean =>
+      operator.view.pods.of(uid).some((p) => p.metadata?.labels?.['touched'] === '2');
+    await waitFor(
+      async () =>
+        (seenLast() &&
+          (await metric(operator.registry, 'aiem_reconcile_total', 'DAIEngine')) > reconciled &&
+          (await idle(operator.registry, 'DAIEngine'))) ||
+        undefined,
+      { what: 'the engine reconciled again' },
+    );
+    // No request at all (not even an apply that would change nothing), and nothing changed.
+    expect(await apiserverCalls(operator.registry)).toBe(calls);
+    expect(await versions()).toEqual(before);
+  });
 });
+
+describe('an operator that may not act', () => {
+  const FENCED = 'operator-fenced';
+  const gate = { open: false };
+  let fenced: Operator | undefined;
+  afterAll(async () => {
+    await fenced?.stop();
+  });
+
+  test('writes nothing while its leadership has lapsed, and runs the engine once it may act again', async () => {
+    const kubeConfig = api().cluster.kubeConfig;
+    await kubeConfig.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: FENCED } } });
+    fenced = await startOperator({
+      kubeConfig,
+      namespace: FENCED,
+      settings: { publicUrl: 'http://127.0.0.1' },
+      log: pino({ level: 'silent' }),
+      mayAct: () => gate.open,
+    });
+    // An engine as the API stores it, written straight to the fenced operator's namespace.
+    const draft = await rest(
+      'POST',
+      '/v1/workspaces/op/daiEngines?daiEngineId=fenced&validateOnly=true',
+      DAI,
+    );
+    const kind = RESOURCE_KINDS.DAIEngine;
+    const message = fromJson(kind.message, draft['daiEngine'] as Json) as { name: string };
+    const { status, ...object } = toCustomResource(kind, message, FENCED, { paused: false });
+    const objects = kubeConfig.makeApiClient(CustomObjectsApi);
+    const target = { group: 'engine.h2o.ai', version: 'v1', namespace: FENCED, plural: 'daiengines' };
+    await objects.createNamespacedCustomObject({ ...target, body: object });
+    await objects.patchNamespacedCustomObjectStatus(
+      { ...target, name: 'op.fenced', body: { status } },
+      mergePatch,
+    );
+    const registry = fenced.registry;
+    // It reconciled the engine, and each attempt to write was refused before leaving the process.
+    await waitFor(
+      async () => (await metric(registry, 'aiem_reconcile_errors_total', 'DAIEngine')) >= 2 || undefined,
+      { what: 'refused reconciles' },
+    );
+    const apps = kubeConfig.makeApiClient(AppsV1Api);
+    expect((await apps.listNamespacedStatefulSet({ namespace: FENCED })).items).toEqual([]);
+    const untouched = (await objects.getNamespacedCustomObject({
+      ...target,
+      name: 'op.fenced',
+    })) as EngineObject & {
+      metadata: { finalizers?: string[] };
+    };
+    expect(untouched.metadata.finalizers ?? []).toEqual([]);
+    expect((await registry.getSingleMetric('aiem_kube_requests_total')?.get())?.values ?? []).toEqual([]);
+    gate.open = true;
+    await watchUntil<EngineObject>(
+      kubeConfig,
+      `/apis/engine.h2o.ai/v1/namespaces/${FENCED}/daiengines`,
+      (e) => e.object.status?.state === 'STATE_RUNNING',
+      { what: 'the fenced engine running', timeoutMs: 60_000 },
+    );
+    await objects.deleteNamespacedCustomObject({ ...target, name: 'op.fenced' });
+    await watchUntilGone(kubeConfig, `/apis/engine.h2o.ai/v1/namespaces/${FENCED}/daiengines`, 'op.fenced', {
+      what: 'the fenced engine gone',
+    });
+  });
+});
+
+/** A metric of the operator's registry for one controller; 0 before its first value. */
+async function metric(registry: Registry, name: string, controller: string): Promise<number> {
+  const found = registry.getSingleMetric(name);
+  const values = found === undefined ? [] : (await found.get()).values;
+  return values.find((v) => v.labels['controller'] === controller)?.value ?? 0;
+}
+
+/** Calls the operator has made to the apiserver (all of them writes: it reads its watches). */
+async function apiserverCalls(registry: Registry): Promise<number> {
+  const values = (await registry.getSingleMetric('aiem_kube_requests_total')?.get())?.values ?? [];
+  return values.reduce((sum, v) => sum + v.value, 0);
+}
+
+/** Whether a controller has nothing queued and nothing running. */
+async function idle(registry: Registry, controller: string): Promise<boolean> {
+  return (
+    (await metric(registry, 'aiem_queue_depth', controller)) === 0 &&
+    (await metric(registry, 'aiem_reconciles_in_flight', controller)) === 0
+  );
+}

@@ -24,12 +24,7 @@ beforeAll(async () => {
     .createNamespace({ body: { metadata: { name: NAMESPACE } } });
 });
 
-const elector = (
-  name: string,
-  identity: string,
-  leaseDurationMs = 2000,
-  now?: () => Date,
-): LeaderElector =>
+const elector = (name: string, identity: string, leaseDurationMs = 2000, now?: () => Date): LeaderElector =>
   new LeaderElector({
     kubeConfig: cluster().kubeConfig,
     namespace: NAMESPACE,

@@ -1,14 +1,23 @@
 /**
- * The operator killed at random points while 100 engines are created, paused, terminated and
- * deleted through the API: once a last operator runs to the end, every engine is in the state its
- * intent asks for, no workload is orphaned or duplicated, and no data volume of an engine that
- * still exists was ever deleted.
+ * Two operator replicas, the leader killed at random points — and twice paused (SIGSTOP) until
+ * the other has taken over — while 100 engines are created, paused, terminated and deleted
+ * through the API: once the operators run to the end, every engine is in the state its intent
+ * asks for, no workload is orphaned or duplicated, no data volume of an engine that still exists
+ * was ever deleted, and a paused leader that wakes up after the takeover writes nothing.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { openSync } from 'node:fs';
+import { once } from 'node:events';
+import { openSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { AppsV1Api, CoreV1Api, Watch, type KubernetesObject } from '@kubernetes/client-node';
+import {
+  AppsV1Api,
+  CoordinationV1Api,
+  CoreV1Api,
+  Watch,
+  type KubernetesObject,
+  type V1Lease,
+} from '@kubernetes/client-node';
 import { useApiServer } from '../helpers/api-server.ts';
 import { watchUntil } from '../helpers/watch.ts';
 import { GIB, numeric, ok, PROFILE as BASE_PROFILE } from './fixtures.ts';
@@ -18,6 +27,9 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const api = useApiServer({ namespace: NAMESPACE });
 const enc = encodeURIComponent;
 const KILLS = 12;
+/** Leader kills after which the leader is paused instead, until the other replica has taken over. */
+const STALLS = new Set([4, 8]);
+const LEASE = 'ai-engine-manager-operator';
 
 /** A small seeded generator, so that a failing run can be replayed with its seed. */
 function random(seed: number): () => number {
@@ -95,11 +107,15 @@ class OperatorProcess {
   private child: ChildProcess | undefined;
   kills = 0;
 
+  readonly identity: string;
   private readonly kubeconfig: string;
+  readonly logFile: string;
   private readonly log: number;
 
-  constructor(kubeconfig: string, logFile: string) {
+  constructor(identity: string, kubeconfig: string, logFile: string) {
+    this.identity = identity;
     this.kubeconfig = kubeconfig;
+    this.logFile = logFile;
     this.log = openSync(logFile, 'a');
   }
 
@@ -112,8 +128,12 @@ class OperatorProcess {
         AIEM_OPERATOR_PORT: '0',
         AIEM_OPERATOR_HOST: '127.0.0.1',
         // The same identity after a restart takes its own lease back at once.
-        AIEM_OPERATOR_ID: 'resilience-test',
-        AIEM_LOG_LEVEL: 'warn',
+        AIEM_OPERATOR_ID: this.identity,
+        AIEM_LEASE_DURATION_MS: '3000',
+        AIEM_LEASE_RENEW_DEADLINE_MS: '2000',
+        AIEM_LEASE_RETRY_PERIOD_MS: '500',
+        // Every apiserver call is logged (debug), to prove a paused leader wrote nothing after.
+        AIEM_LOG_LEVEL: 'debug',
       },
       // Kept with the cluster's component logs, which a failing test prints.
       stdio: ['ignore', this.log, this.log],
@@ -123,20 +143,62 @@ class OperatorProcess {
   /** SIGKILL: no chance to finish a step, release the lease or flush anything. */
   async kill(): Promise<void> {
     const child = this.child;
-    if (child === undefined || child.exitCode !== null) return;
-    const exited = new Promise((done) => child.once('exit', done));
+    if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = once(child, 'exit');
     child.kill('SIGKILL');
     await exited;
     this.kills++;
   }
+
+  /** SIGSTOP: the process keeps its connections and its lease but does nothing, as if starved. */
+  pause(): void {
+    this.child?.kill('SIGSTOP');
+  }
+
+  /** SIGCONT; resolves with the exit code once the woken process has exited by itself. */
+  async resume(): Promise<number | null> {
+    const child = this.child;
+    if (child === undefined) return null;
+    const exited = once(child, 'exit') as Promise<[number | null]>;
+    child.kill('SIGCONT');
+    const [code] = await exited;
+    return code;
+  }
+
+  /** The apiserver calls this process logged at or after `since` (ms since the epoch). */
+  callsSince(since: number): string[] {
+    return readFileSync(this.logFile, 'utf8')
+      .split('\n')
+      .filter((line) => line.includes('"apiserver call"'))
+      .map((line) => JSON.parse(line) as { time: number; verb: string; what: string })
+      .filter((entry) => entry.time >= since)
+      .map((entry) => `${entry.verb} ${entry.what}`);
+  }
 }
 
-afterAll(async () => {
-  await operator?.kill();
-});
-let operator: OperatorProcess | undefined;
+const leaseHolder = async (): Promise<string | undefined> =>
+  (
+    await api()
+      .cluster.kubeConfig.makeApiClient(CoordinationV1Api)
+      .readNamespacedLease({ name: LEASE, namespace: NAMESPACE })
+      .catch(() => undefined as V1Lease | undefined)
+  )?.spec?.holderIdentity ?? undefined;
 
-test('every engine ends as its intent asks, with no orphaned, duplicated or lost workloads, across 12 operator kills', async () => {
+/** Resolves once the operator lease is held by `identity`. */
+const heldBy = (identity: string): Promise<V1Lease> =>
+  watchUntil<V1Lease>(
+    api().cluster.kubeConfig,
+    `/apis/coordination.k8s.io/v1/namespaces/${NAMESPACE}/leases`,
+    (e) => e.object.metadata?.name === LEASE && e.object.spec?.holderIdentity === identity,
+    { what: `the operator lease held by ${identity}`, timeoutMs: 30_000 },
+  );
+
+afterAll(async () => {
+  for (const operator of operators) await operator.kill();
+});
+const operators: OperatorProcess[] = [];
+
+test('every engine ends as its intent asks, with no orphaned, duplicated or lost workloads, across 12 leader kills and 2 stalls of two replicas', async () => {
   const rest = (method: string, path: string, body?: unknown): Promise<Record<string, unknown>> =>
     ok(api().rest(method, path, body));
   for (const c of ['daiEngineProfiles', 'h2oEngineProfiles', 'notebookEngineProfiles'])
@@ -167,19 +229,47 @@ test('every engine ends as its intent asks, with no orphaned, duplicated or lost
 
   const seed = Number(process.env['AIEM_CHAOS_SEED'] ?? Date.now() % 100_000);
   const next = random(seed);
-  const victim = new OperatorProcess(
-    api().cluster.kubeconfigPath,
-    join(api().cluster.runDir, 'operator.log'),
+  const replicas = ['resilience-a', 'resilience-b'].map(
+    (identity) =>
+      new OperatorProcess(
+        identity,
+        api().cluster.kubeconfigPath,
+        join(api().cluster.runDir, `${identity}.log`),
+      ),
   );
-  operator = victim;
-  victim.start();
+  operators.push(...replicas);
+  const [first, second] = replicas as [OperatorProcess, OperatorProcess];
+  first.start();
+  await heldBy(first.identity);
+  second.start();
   const progress = { working: true };
+  const stalls: { identity: string; exitCode: number | null; callsAfterWaking: string[] }[] = [];
+  let kills = 0;
+  const stalledAt = new Set<number>();
   const chaos = (async (): Promise<void> => {
-    while (progress.working || victim.kills < KILLS) {
+    while (progress.working || kills < KILLS) {
       // Long enough for a new process to start its controllers and get into the work.
       await new Promise((r) => setTimeout(r, 1000 + next() * 3000));
-      await victim.kill();
-      victim.start();
+      const holder = await leaseHolder();
+      const leader = replicas.find((r) => r.identity === holder) ?? first;
+      const other = leader === first ? second : first;
+      if (STALLS.has(kills) && !stalledAt.has(kills)) {
+        stalledAt.add(kills);
+        leader.pause();
+        await heldBy(other.identity);
+        const woken = Date.now();
+        const exitCode = await leader.resume();
+        stalls.push({
+          identity: `${leader.identity}@${kills}`,
+          exitCode,
+          callsAfterWaking: leader.callsSince(woken),
+        });
+        leader.start();
+        continue;
+      }
+      await leader.kill();
+      leader.start();
+      kills++;
     }
   })();
 
@@ -198,7 +288,11 @@ test('every engine ends as its intent asks, with no orphaned, duplicated or lost
   });
   progress.working = false;
   await chaos;
-  expect(victim.kills).toBeGreaterThanOrEqual(KILLS);
+  expect(kills).toBeGreaterThanOrEqual(KILLS);
+  // Each paused leader, once woken after the other took over, exited (lost leadership) having
+  // sent the apiserver nothing: no moment in which both acted.
+  expect(stalls.map((s) => s.exitCode)).toEqual([1, 1]);
+  expect(stalls.flatMap((s) => s.callsAfterWaking)).toEqual([]);
 
   // The last operator runs to the end: wait until every engine reports what its intent asks.
   const wanted = new Map(

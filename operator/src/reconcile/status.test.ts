@@ -162,4 +162,15 @@ describe('changedFields()', () => {
       e: 'x',
     });
   });
+
+  test('compares values whatever their key order, as the apiserver sorts them', () => {
+    const planned = { conditions: [{ type: 'Ready', status: 'True', reason: 'Running' }] };
+    const stored = { conditions: [{ reason: 'Running', status: 'True', type: 'Ready' }] };
+    expect(changedFields(stored, planned)).toEqual({});
+    expect(
+      changedFields(stored, { conditions: [{ type: 'Ready', status: 'False', reason: 'Running' }] }),
+    ).toEqual({
+      conditions: [{ type: 'Ready', status: 'False', reason: 'Running' }],
+    });
+  });
 });

@@ -3,6 +3,7 @@
  * pure function. It also says whether a duration limit asks to stop the engine, and when the
  * engine should be looked at again.
  */
+import { isDeepStrictEqual } from 'node:util';
 import type { V1Pod } from '@kubernetes/client-node';
 import {
   DISK_USAGE_ANNOTATION,
@@ -198,14 +199,20 @@ export function planStatus(input: StatusInput): StatusPlan {
   };
 }
 
-/** The fields of `status` whose values differ from the engine's current status. */
+/**
+ * The fields of `status` whose values differ from the engine's current status. Values compare as
+ * JSON, whatever their key order (the apiserver answers with keys sorted), and null as absent.
+ */
 export function changedFields(
   current: Readonly<Record<string, unknown>> | undefined,
   status: Readonly<Record<string, unknown>>,
 ): Record<string, unknown> {
   return Object.fromEntries(
-    Object.entries(status).filter(
-      ([key, value]) => JSON.stringify(current?.[key] ?? null) !== JSON.stringify(value ?? null),
-    ),
+    Object.entries(status).filter(([key, value]) => !sameJson(current?.[key] ?? null, value ?? null)),
   );
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  const plain = (value: unknown): unknown => JSON.parse(JSON.stringify(value)) as unknown;
+  return isDeepStrictEqual(plain(a), plain(b));
 }

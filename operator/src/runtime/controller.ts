@@ -39,7 +39,7 @@ const STOP_GRACE_MS = 2_000;
 export function startController(options: ControllerOptions): Controller {
   const queue = new WorkQueue();
   const { reconciles, errors, duration, watchQueue } = controllerMetrics(options.registry);
-  watchQueue(options.name, () => queue.depth);
+  watchQueue(options.name, queue);
   reconciles.inc({ controller: options.name }, 0);
   const log = options.log.child({ controller: options.name });
   let stopped = false;

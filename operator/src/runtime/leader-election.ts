@@ -70,6 +70,11 @@ async function wonUnlessRaced(write: Promise<unknown>): Promise<boolean> {
   }
 }
 
+/** What identifies one state of the lease record: any write changes its resourceVersion. */
+function recordOf(lease: V1Lease): string {
+  return `${lease.spec?.holderIdentity ?? ''}@${lease.metadata?.resourceVersion ?? ''}`;
+}
+
 function versionOf(lease: V1Lease | undefined): { resourceVersion?: string } {
   const resourceVersion = lease?.metadata?.resourceVersion;
   return resourceVersion === undefined ? {} : { resourceVersion };
@@ -114,14 +119,16 @@ export class LeaderElector {
       await delay(retryPeriodMs);
     }
     const state = { renewing: true };
+    // A function: release() may end the renewals during any await.
+    const renewing = (): boolean => state.renewing;
     // Counted from when the renewal was sent: the apiserver wrote it no earlier than that.
-    const mayAct = (): boolean => state.renewing && this.time() - renewedAt < renewDeadlineMs;
+    const mayAct = (): boolean => renewing() && this.time() - renewedAt < renewDeadlineMs;
     const lost = (async (): Promise<void> => {
-      while (state.renewing) {
+      while (renewing()) {
         await delay(retryPeriodMs);
         const attempt = this.time();
         const left = renewedAt + renewDeadlineMs - attempt;
-        if (!state.renewing || left <= 0) return;
+        if (!renewing() || left <= 0) return;
         // A renewal that hangs must not hold the deadline back.
         const renewed = await Promise.race([
           this.tryAcquireOrRenew().catch(() => false),
@@ -184,7 +191,7 @@ export class LeaderElector {
   private isFree(lease: V1Lease, now: Date): boolean {
     const holder = lease.spec?.holderIdentity ?? '';
     if (holder === '' || holder === this.options.identity) return true;
-    const record = `${holder}@${lease.metadata?.resourceVersion ?? ''}`;
+    const record = recordOf(lease);
     if (this.observed?.record !== record) this.observed = { record, at: now.getTime() };
     const duration = (lease.spec?.leaseDurationSeconds ?? 0) * 1000;
     return now.getTime() - this.observed.at >= duration;

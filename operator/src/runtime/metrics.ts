@@ -11,8 +11,8 @@ export interface ControllerMetrics {
   /** Calls to the apiserver by verb and answer (the HTTP status, or `error` when none came). */
   kubeRequests: Counter<'verb' | 'code'>;
   kubeLatency: Histogram<'verb'>;
-  /** Reports the depth of a controller's queue with every scrape. */
-  watchQueue: (controller: string, depth: () => number) => void;
+  /** Reports the depth of a controller's queue, and the reconciles it runs, with every scrape. */
+  watchQueue: (controller: string, queue: { depth: number; working: number }) => void;
 }
 
 const made = new WeakMap<Registry, ControllerMetrics>();
@@ -20,14 +20,23 @@ const made = new WeakMap<Registry, ControllerMetrics>();
 function make(registry: Registry): ControllerMetrics {
   const registers = [registry];
   const labelNames = ['controller'] as const;
-  const queues = new Map<string, () => number>();
+  const queues = new Map<string, { depth: number; working: number }>();
   new Gauge({
     name: 'aiem_queue_depth',
     help: 'Keys waiting in a controller queue',
     labelNames,
     registers,
     collect() {
-      for (const [controller, depth] of queues) this.set({ controller }, depth());
+      for (const [controller, queue] of queues) this.set({ controller }, queue.depth);
+    },
+  });
+  new Gauge({
+    name: 'aiem_reconciles_in_flight',
+    help: 'Reconciles a controller runs now',
+    labelNames,
+    registers,
+    collect() {
+      for (const [controller, queue] of queues) this.set({ controller }, queue.working);
     },
   });
   return {
@@ -56,8 +65,8 @@ function make(registry: Registry): ControllerMetrics {
       labelNames: ['verb'] as const,
       registers,
     }),
-    watchQueue: (controller, depth) => {
-      queues.set(controller, depth);
+    watchQueue: (controller, queue) => {
+      queues.set(controller, queue);
     },
   };
 }

@@ -31,6 +31,11 @@ export class WorkQueue {
     return this.queue.length;
   }
 
+  /** Keys being worked on now. */
+  get working(): number {
+    return this.active.size;
+  }
+
   add(key: string): void {
     if (this.closed) return;
     if (this.active.has(key)) {
