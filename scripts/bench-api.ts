@@ -8,9 +8,12 @@
  *   at a time for a few seconds, against GET of its custom resource from the apiserver;
  * - P2: a filtered, ordered page of 50 over those engines against the apiserver's list of them
  *   by label selector; P5g: the memory of the process serving them;
- * - 40 DAI engines created through the API until all are RUNNING under the operator, against 40
+ * - P4: AIEM_BENCH_RUNNING DAI engines (default 1,000) created through the API until all are
+ *   RUNNING under the operator (a process of its own, default settings), against as many
  *   StatefulSets applied straight to the cluster until all their pods are ready (the floor the
- *   cluster itself sets).
+ *   cluster itself sets); P4b: the operator's writes per second while they are left alone;
+ * - P5o: the operator's memory holding AIEM_BENCH_HELD engines (default 10,000), all but the
+ *   running ones paused.
  *
  * Prints a table; README records a run.
  */
@@ -18,9 +21,8 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, type V1StatefulSet } from '@kubernetes/client-node';
-import { pino } from 'pino';
-import { startOperator } from '../operator/src/operator.ts';
 import { startCluster } from '../test/cluster/cluster.ts';
+import { freePort } from '../test/cluster/ports.ts';
 import { ProductProcess } from '../test/helpers/product-process.ts';
 import { watchUntil } from '../test/helpers/watch.ts';
 import { startLocalIdentity } from '../test/identity/local-identity.ts';
@@ -29,8 +31,12 @@ const NAMESPACE = 'bench';
 const ENGINES_LISTED = Number(process.env['AIEM_BENCH_ENGINES'] ?? 10_000);
 const CONCURRENCY = 32;
 const LOAD_MS = 5_000;
-// Each engine asks for 1 CPU; the simulated CPU nodes hold 48.
-const ENGINES_STARTED = 40;
+/** P4: engines run at once (each asks for 1 CPU; the simulated nodes are sized for them). */
+const ENGINES_STARTED = Number(process.env['AIEM_BENCH_RUNNING'] ?? 1_000);
+/** P5o: engines the operator holds, most of them paused. */
+const ENGINES_HELD = Number(process.env['AIEM_BENCH_HELD'] ?? 10_000);
+/** P4b: how long the running engines are left alone while the operator's writes are counted. */
+const QUIET_MS = 30_000;
 
 const median = (values: number[]): number => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -98,7 +104,54 @@ function rssBytes(pid: number | undefined): number {
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? Number.NaN) * 1024;
 }
 
-const cluster = await startCluster({ log: () => undefined });
+/** An operator process and what its /metrics say. */
+interface OperatorProcess {
+  pid: number | undefined;
+  /** Calls it has made to the apiserver (all writes: it reads through its watches). */
+  calls(): Promise<number>;
+  /** Resolves once it holds at least `objects` objects and has nothing left to do. */
+  idle(objects?: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+async function startOperatorProcess(env: Record<string, string>): Promise<OperatorProcess> {
+  const port = await freePort();
+  const child = new ProductProcess('operator', 'operator/src/main.ts', {
+    ...env,
+    AIEM_OPERATOR_PORT: String(port),
+  });
+  await child.waitForLog('leading; starting controllers');
+  const sum = (text: string, name: string): number =>
+    text
+      .split('\n')
+      .filter((line) => line.startsWith(`${name}{`) || line.startsWith(`${name} `))
+      .reduce((total, line) => total + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+  const metrics = async (): Promise<string> => (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  const calls = async (): Promise<number> => sum(await metrics(), 'aiem_kube_requests_total');
+  return {
+    pid: child.pid,
+    calls,
+    async idle(objects = 0): Promise<void> {
+      let previous = -1;
+      for (;;) {
+        const text = await metrics().catch(() => '');
+        const busy = sum(text, 'aiem_queue_depth') + sum(text, 'aiem_reconciles_in_flight');
+        const made = sum(text, 'aiem_kube_requests_total');
+        if (text !== '' && busy === 0 && made === previous && sum(text, 'aiem_cached_objects') >= objects)
+          return;
+        previous = made;
+        await new Promise((resolve) => setTimeout(resolve, 2_000));
+      }
+    },
+    stop: () => child.stop(),
+  };
+}
+
+const cluster = await startCluster({
+  log: () => undefined,
+  // Room for the engines and as many bare StatefulSets: 16 CPUs and 110 pods per node.
+  nodes: { cpuNodes: Math.ceil(ENGINES_STARTED / 15) + 2, gpuNodes: 1, gpusPerNode: 4 },
+});
 const rows: [string, string, string, string][] = [];
 const report = (row: [string, string, string, string]): void => {
   rows.push(row);
@@ -248,15 +301,13 @@ try {
         if ((e.object.status?.readyReplicas ?? 0) >= 1) ready.add(e.object.metadata?.name ?? '');
         return ready.size >= count;
       },
-      { what: `${count} ready StatefulSets`, query: { labelSelector: 'bench=bare' }, timeoutMs: 300_000 },
+      { what: `${count} ready StatefulSets`, query: { labelSelector: 'bench=bare' }, timeoutMs: 900_000 },
     );
   };
   let start = performance.now();
   const bareReady = allReady(ENGINES_STARTED);
-  await Promise.all(
-    Array.from({ length: ENGINES_STARTED }, (_, i) =>
-      apps.createNamespacedStatefulSet({ namespace: NAMESPACE, body: bare(i) }),
-    ),
+  await batch(ENGINES_STARTED, CONCURRENCY, (i) =>
+    apps.createNamespacedStatefulSet({ namespace: NAMESPACE, body: bare(i) }),
   );
   await bareReady;
   const bareMs = performance.now() - start;
@@ -270,12 +321,16 @@ try {
     const left = (await custom.listNamespacedCustomObject({ ...target, limit: 1 })) as { items: unknown[] };
     if (left.items.length === 0) break;
   }
-  const operator = await startOperator({
-    kubeConfig: cluster.kubeConfig,
-    namespace: NAMESPACE,
-    settings: { publicUrl: 'http://127.0.0.1' },
-    log: pino({ level: 'silent' }),
-  });
+  // The operator in a process of its own, as deployed, with its default throughput settings.
+  const operatorEnv = {
+    PATH: process.env['PATH'] ?? '',
+    KUBECONFIG: cluster.kubeconfigPath,
+    AIEM_NAMESPACE: NAMESPACE,
+    AIEM_OPERATOR_HOST: '127.0.0.1',
+    AIEM_PUBLIC_URL: 'http://127.0.0.1',
+    AIEM_LOG_LEVEL: 'info',
+  };
+  let operator = await startOperatorProcess(operatorEnv);
   const running = new Set<string>();
   const allRunning = watchUntil<{ metadata?: { name?: string }; status?: { state?: string } }>(
     cluster.kubeConfig,
@@ -284,13 +339,11 @@ try {
       if (e.object.status?.state === 'STATE_RUNNING') running.add(e.object.metadata?.name ?? '');
       return running.size >= ENGINES_STARTED;
     },
-    { what: `${ENGINES_STARTED} running engines`, timeoutMs: 300_000 },
+    { what: `${ENGINES_STARTED} running engines`, timeoutMs: 900_000 },
   );
   start = performance.now();
-  await Promise.all(
-    Array.from({ length: ENGINES_STARTED }, (_, i) =>
-      rest('POST', `/v1/workspaces/run/daiEngines?daiEngineId=r${i}`, 'alice', body),
-    ),
+  await batch(ENGINES_STARTED, CONCURRENCY, (i) =>
+    rest('POST', `/v1/workspaces/run/daiEngines?daiEngineId=r${i}`, 'alice', body),
   );
   const createdMs = performance.now() - start;
   await allRunning;
@@ -306,23 +359,72 @@ try {
     spec: { ...body, paused: true },
   });
   start = performance.now();
-  await Promise.all(
-    Array.from({ length: ENGINES_STARTED }, (_, i) =>
-      custom.createNamespacedCustomObject({ ...target, body: object(i) }),
-    ),
+  await batch(ENGINES_STARTED, CONCURRENCY, (i) =>
+    custom.createNamespacedCustomObject({ ...target, body: object(i) }),
   );
   const rawCreatedMs = performance.now() - start;
+  // They have no snapshots the operator could run them with: gone before the quiet measure.
+  await custom.deleteCollectionNamespacedCustomObject({
+    ...target,
+    labelSelector: 'engine.h2o.ai/workspace=raw',
+  });
   report([
-    `${ENGINES_STARTED} engine creates at once`,
+    `${ENGINES_STARTED} engine creates, ${CONCURRENCY} at a time`,
     `${createdMs.toFixed(0)} ms`,
     `${rawCreatedMs.toFixed(0)} ms`,
     (createdMs / rawCreatedMs).toFixed(2),
   ]);
   report([
-    `${ENGINES_STARTED} engines to RUNNING`,
+    `P4 ${ENGINES_STARTED} DAI engines to RUNNING vs one-replica StatefulSets to Ready`,
     `${(engineMs / 1000).toFixed(1)} s`,
     `${(bareMs / 1000).toFixed(1)} s`,
     (engineMs / bareMs).toFixed(2),
+  ]);
+
+  // P4b: the running engines left alone; what the operator writes meanwhile.
+  await operator.idle();
+  const callsBefore = await operator.calls();
+  await new Promise((resolve) => setTimeout(resolve, QUIET_MS));
+  const callsPerSecond = ((await operator.calls()) - callsBefore) / (QUIET_MS / 1000);
+  report([
+    `P4b operator writes/s with ${ENGINES_STARTED} running engines left alone (${QUIET_MS / 1000} s)`,
+    callsPerSecond.toFixed(2),
+    '',
+    '',
+  ]);
+
+  // P5o: up to ENGINES_HELD engines, the others paused (their StatefulSets at 0 replicas),
+  // written as the API stores them; a fresh operator process lists them all and settles.
+  const template = (await custom.getNamespacedCustomObject({ ...target, name: 'run.r0' })) as {
+    metadata: { annotations?: Record<string, string> };
+    spec: Record<string, unknown>;
+  };
+  const recorded = template.metadata.annotations?.['engine.h2o.ai/recorded'] ?? '{}';
+  await batch(ENGINES_HELD - ENGINES_STARTED, CONCURRENCY, (i) =>
+    custom.createNamespacedCustomObject({
+      ...target,
+      body: {
+        apiVersion: 'engine.h2o.ai/v1',
+        kind: 'DAIEngine',
+        metadata: {
+          name: `held.h${i}`,
+          labels: { 'engine.h2o.ai/workspace': 'held', 'engine.h2o.ai/id': `h${i}` },
+          annotations: { 'engine.h2o.ai/recorded': recorded },
+        },
+        spec: { ...template.spec, paused: true },
+      },
+    }),
+  );
+  // Without a rate limit, so that the setting-up is quick: memory is what is measured.
+  await operator.stop();
+  operator = await startOperatorProcess({ ...operatorEnv, AIEM_OPERATOR_QPS: '0' });
+  // Each engine: itself, its StatefulSet, Service and ConfigMap; a running one a pod and a claim.
+  await operator.idle(ENGINES_HELD * 4 + ENGINES_STARTED * 2);
+  report([
+    `P5o operator memory (RSS) with ${ENGINES_HELD} engines (${ENGINES_STARTED} running)`,
+    `${(rssBytes(operator.pid) / 2 ** 20).toFixed(0)} MiB`,
+    '',
+    '',
   ]);
   await operator.stop();
   await gateway.stop();
