@@ -78,11 +78,10 @@ const GATEWAY_CALLS: Table = {
 };
 
 /**
- * operator/src: the list calls feed informers (operator.ts), which also watch; the Lease calls
- * name the one Lease.
+ * operator/src: the list calls feed the watched copies (kube/cluster-view.ts), which also watch;
+ * reconciles read nothing else; the Lease calls name the one Lease.
  */
 const OPERATOR_CALLS: Table = {
-  getNamespacedCustomObject: on(GROUP, ENGINE_KINDS, ['get']),
   listNamespacedCustomObject: on(GROUP, ENGINE_KINDS, ['list', 'watch']),
   patchNamespacedCustomObject: on(GROUP, ENGINE_KINDS, ['patch']),
   patchNamespacedCustomObjectStatus: on(
@@ -90,10 +89,11 @@ const OPERATOR_CALLS: Table = {
     ENGINE_KINDS.map((k) => `${k}/status`),
     ['patch'],
   ),
-  readNamespacedStatefulSet: on('apps', ['statefulsets'], ['get']),
   listNamespacedStatefulSet: on('apps', ['statefulsets'], ['list', 'watch']),
   deleteNamespacedStatefulSet: on('apps', ['statefulsets'], ['delete']),
+  listNamespacedService: on('', ['services'], ['list', 'watch']),
   deleteNamespacedService: on('', ['services'], ['delete']),
+  listNamespacedConfigMap: on('', ['configmaps'], ['list', 'watch']),
   deleteNamespacedConfigMap: on('', ['configmaps'], ['delete']),
   listNamespacedPod: on('', ['pods'], ['list', 'watch']),
   deleteNamespacedPod: on('', ['pods'], ['delete']),
