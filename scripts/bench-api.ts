@@ -20,11 +20,19 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { AppsV1Api, CoreV1Api, CustomObjectsApi, type V1StatefulSet } from '@kubernetes/client-node';
+import {
+  AppsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  type KubeConfig,
+  type KubernetesObject,
+  type V1StatefulSet,
+} from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { WatchedCollection, type ListPage } from '../shared/watched-collection.ts';
 import { startCluster } from '../test/cluster/cluster.ts';
 import { freePort } from '../test/cluster/ports.ts';
 import { ProductProcess } from '../test/helpers/product-process.ts';
-import { watchUntil } from '../test/helpers/watch.ts';
 import { startLocalIdentity } from '../test/identity/local-identity.ts';
 
 const NAMESPACE = 'bench';
@@ -104,6 +112,43 @@ function rssBytes(pid: number | undefined): number {
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? Number.NaN) * 1024;
 }
 
+/**
+ * Resolves once `count` objects of a collection satisfy `done`, as a watched copy sees them: it
+ * resumes a watch the apiserver ends and lists again after a 410, which a single long watch
+ * over minutes of churn cannot promise.
+ */
+async function untilCount(
+  collection: {
+    kubeConfig: KubeConfig;
+    path: string;
+    listPage: (limit: number, token: string | undefined) => Promise<ListPage>;
+  },
+  done: (object: KubernetesObject) => boolean,
+  count: number,
+): Promise<void> {
+  const { kubeConfig, path, listPage } = collection;
+  const matching = new Set<string>();
+  const reached = Promise.withResolvers<undefined>();
+  // It keeps nothing but presence; each object is judged as it passes.
+  const judged = new WatchedCollection<true>({
+    kubeConfig,
+    path,
+    listPage,
+    keep: (object) => {
+      const name = object.metadata?.name ?? '';
+      if (done(object)) matching.add(name);
+      else matching.delete(name);
+      if (matching.size >= count) reached.resolve(undefined);
+      return true;
+    },
+    log: pino({ level: 'silent' }),
+    what: path,
+  });
+  await judged.start();
+  await reached.promise;
+  await judged.stop();
+}
+
 /** An operator process and what its /metrics say. */
 interface OperatorProcess {
   pid: number | undefined;
@@ -149,8 +194,14 @@ async function startOperatorProcess(env: Record<string, string>): Promise<Operat
 
 const cluster = await startCluster({
   log: () => undefined,
-  // Room for the engines and as many bare StatefulSets: 16 CPUs and 110 pods per node.
-  nodes: { cpuNodes: Math.ceil(ENGINES_STARTED / 15) + 2, gpuNodes: 1, gpusPerNode: 4 },
+  // Room for the engines (1 CPU each) and as many bare StatefulSets on a few large nodes: every
+  // simulated node adds its own heartbeats to the apiserver's load.
+  nodes: {
+    cpuNodes: Math.ceil((2 * ENGINES_STARTED) / 450) + 1,
+    cpuNodeCapacity: { cpu: '256', memory: '1Ti', pods: '500' },
+    gpuNodes: 1,
+    gpusPerNode: 4,
+  },
 });
 const rows: [string, string, string, string][] = [];
 const report = (row: [string, string, string, string]): void => {
@@ -292,18 +343,24 @@ try {
       ],
     },
   });
-  const allReady = (count: number): Promise<unknown> => {
-    const ready = new Set<string>();
-    return watchUntil<V1StatefulSet>(
-      cluster.kubeConfig,
-      `/apis/apps/v1/namespaces/${NAMESPACE}/statefulsets`,
-      (e) => {
-        if ((e.object.status?.readyReplicas ?? 0) >= 1) ready.add(e.object.metadata?.name ?? '');
-        return ready.size >= count;
+  const allReady = (count: number): Promise<void> =>
+    untilCount(
+      {
+        kubeConfig: cluster.kubeConfig,
+        path: `/apis/apps/v1/namespaces/${NAMESPACE}/statefulsets`,
+        listPage: (limit, token) =>
+          apps.listNamespacedStatefulSet({
+            namespace: NAMESPACE,
+            labelSelector: 'bench=bare',
+            limit,
+            ...(token === undefined ? {} : { _continue: token }),
+          }),
       },
-      { what: `${count} ready StatefulSets`, query: { labelSelector: 'bench=bare' }, timeoutMs: 900_000 },
+      (set) =>
+        ((set as V1StatefulSet).status?.readyReplicas ?? 0) >= 1 &&
+        set.metadata?.labels?.['bench'] === 'bare',
+      count,
     );
-  };
   let start = performance.now();
   const bareReady = allReady(ENGINES_STARTED);
   await batch(ENGINES_STARTED, CONCURRENCY, (i) =>
@@ -331,15 +388,19 @@ try {
     AIEM_LOG_LEVEL: 'info',
   };
   let operator = await startOperatorProcess(operatorEnv);
-  const running = new Set<string>();
-  const allRunning = watchUntil<{ metadata?: { name?: string }; status?: { state?: string } }>(
-    cluster.kubeConfig,
-    `/apis/engine.h2o.ai/v1/namespaces/${NAMESPACE}/daiengines`,
-    (e) => {
-      if (e.object.status?.state === 'STATE_RUNNING') running.add(e.object.metadata?.name ?? '');
-      return running.size >= ENGINES_STARTED;
+  const allRunning = untilCount(
+    {
+      kubeConfig: cluster.kubeConfig,
+      path: `/apis/engine.h2o.ai/v1/namespaces/${NAMESPACE}/daiengines`,
+      listPage: (limit, token) =>
+        custom.listNamespacedCustomObject({
+          ...target,
+          limit,
+          ...(token === undefined ? {} : { _continue: token }),
+        }) as Promise<ListPage>,
     },
-    { what: `${ENGINES_STARTED} running engines`, timeoutMs: 900_000 },
+    (engine) => (engine as { status?: { state?: string } }).status?.state === 'STATE_RUNNING',
+    ENGINES_STARTED,
   );
   start = performance.now();
   await batch(ENGINES_STARTED, CONCURRENCY, (i) =>

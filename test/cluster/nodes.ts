@@ -11,6 +11,8 @@ export interface NodePoolOptions {
   cpuNodes: number;
   gpuNodes: number;
   gpusPerNode: number;
+  /** Capacity of each CPU node; 16 CPUs, 64 GiB and 110 pods (the kubelet's default) unless set. */
+  cpuNodeCapacity?: { cpu: string; memory: string; pods: string };
 }
 
 export const DEFAULT_NODE_POOLS: NodePoolOptions = { cpuNodes: 3, gpuNodes: 2, gpusPerNode: 4 };
@@ -22,11 +24,9 @@ export const DEFAULT_NODE_POOLS: NodePoolOptions = { cpuNodes: 3, gpuNodes: 2, g
  */
 export function simulatedNodes(options: NodePoolOptions = DEFAULT_NODE_POOLS): V1Node[] {
   const cpu = Array.from({ length: options.cpuNodes }, (_, i) =>
-    node(
-      `cpu-node-${i}`,
-      { cpu: '16', memory: '64Gi', pods: '110' },
-      { 'node.kubernetes.io/instance-type': 'cpu-16' },
-    ),
+    node(`cpu-node-${i}`, options.cpuNodeCapacity ?? { cpu: '16', memory: '64Gi', pods: '110' }, {
+      'node.kubernetes.io/instance-type': 'cpu-16',
+    }),
   );
   const gpu = Array.from({ length: options.gpuNodes }, (_, i) => {
     const n = node(
