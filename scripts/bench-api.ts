@@ -386,6 +386,13 @@ try {
     AIEM_OPERATOR_HOST: '127.0.0.1',
     AIEM_PUBLIC_URL: 'http://127.0.0.1',
     AIEM_LOG_LEVEL: 'info',
+    // Throughput settings to try (workers, rate limit); the defaults otherwise.
+    ...Object.fromEntries(
+      ['AIEM_OPERATOR_WORKERS', 'AIEM_OPERATOR_QPS', 'AIEM_OPERATOR_BURST'].flatMap((name) => {
+        const value = process.env[name];
+        return value === undefined ? [] : [[name, value]];
+      }),
+    ),
   };
   let operator = await startOperatorProcess(operatorEnv);
   const allRunning = untilCount(

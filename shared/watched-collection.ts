@@ -18,10 +18,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Watch, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 
-/** One page of a list, as the apiserver answers it. */
+/**
+ * One page of a list, as the apiserver answers it: the continue token is `continue` in the JSON
+ * (custom objects), `_continue` in client-node's typed lists (V1ListMeta).
+ */
 export interface ListPage {
   items: KubernetesObject[];
-  metadata?: { continue?: string; resourceVersion?: string };
+  metadata?: { continue?: string; _continue?: string; resourceVersion?: string };
 }
 
 export interface CollectionOptions<T> {
@@ -216,7 +219,7 @@ export class WatchedCollection<T> {
     do {
       const page = await this.options.listPage(LIST_PAGE, token);
       for (const item of page.items) fresh.set(item.metadata?.name ?? '', item);
-      token = page.metadata?.continue || undefined;
+      token = continueToken(page);
       version = page.metadata?.resourceVersion ?? version;
     } while (token !== undefined && !this.stopped);
     return { fresh, version };
@@ -293,6 +296,12 @@ export class WatchedCollection<T> {
     this.objects.delete(name);
     this.options.onChange?.(name, before, undefined);
   }
+}
+
+/** The token of the next page; undefined on the last. */
+function continueToken(page: ListPage): string | undefined {
+  const token = page.metadata?.continue ?? page.metadata?._continue;
+  return token === undefined || token === '' ? undefined : token;
 }
 
 /** etcd's resourceVersions are integers; anything else cannot be compared, only matched. */

@@ -17,7 +17,8 @@ import { toCustomResource } from '../../gateway/src/store/objects.ts';
 import { RESOURCE_KINDS } from '../../shared/resources.ts';
 import { pino } from 'pino';
 import type { Registry } from 'prom-client';
-import { startOperator, type Operator } from '../../operator/src/operator.ts';
+import { ClusterView } from '../../operator/src/kube/cluster-view.ts';
+import { ENGINE_KINDS, startOperator, type Operator } from '../../operator/src/operator.ts';
 import { waitFor } from '../cluster/wait.ts';
 import { useApiServer } from '../helpers/api-server.ts';
 import { watchUntil, watchUntilGone } from '../helpers/watch.ts';
@@ -574,6 +575,39 @@ describe('an operator that may not act', () => {
     await watchUntilGone(kubeConfig, `/apis/engine.h2o.ai/v1/namespaces/${FENCED}/daiengines`, 'op.fenced', {
       what: 'the fenced engine gone',
     });
+  });
+});
+
+describe('the operator’s watched copies', () => {
+  test('hold every object of a collection listed over several pages', async () => {
+    const namespace = 'operator-copies';
+    const kubeConfig = api().cluster.kubeConfig;
+    const core = kubeConfig.makeApiClient(CoreV1Api);
+    await core.createNamespace({ body: { metadata: { name: namespace } } });
+    // More than two list pages (500 each) of objects owned by one engine.
+    const count = 1_100;
+    const labels = { 'engine.h2o.ai/engine-kind': 'DAIEngine', 'engine.h2o.ai/engine-uid': 'u-many' };
+    for (let start = 0; start < count; start += 50)
+      await Promise.all(
+        Array.from({ length: Math.min(50, count - start) }, (_, i) =>
+          core.createNamespacedConfigMap({
+            namespace,
+            body: {
+              metadata: { name: `owned-${start + i}`, labels, annotations: { 'engine.h2o.ai/engine': 'e' } },
+            },
+          }),
+        ),
+      );
+    const view = new ClusterView(
+      { kubeConfig, namespace, log: pino({ level: 'silent' }), kinds: ENGINE_KINDS },
+      () => undefined,
+    );
+    try {
+      await view.start();
+      expect(view.configMaps.of('u-many')).toHaveLength(count);
+    } finally {
+      await view.stop();
+    }
   });
 });
 
