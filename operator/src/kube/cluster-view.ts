@@ -26,7 +26,8 @@ import {
 } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { ENGINE_KIND_LABEL, ENGINE_UID_LABEL, GROUP, VERSION } from '../../../shared/resources.ts';
-import { outputFields } from '../../../shared/recorded.ts';
+import { outputFields, RECORDED_ANNOTATION } from '../../../shared/recorded.ts';
+import { SharedParts } from '../../../shared/shared-parts.ts';
 import { isNewer, WatchedCollection, type ListPage } from '../../../shared/watched-collection.ts';
 import { ENGINE_ANNOTATION } from '../desired/workload.ts';
 import type { EngineKind, EngineResource } from '../kinds/kind.ts';
@@ -76,8 +77,23 @@ const TRIM = {
   metadataOnly: (o: KubernetesObject): KubernetesObject => ({ metadata: trimMetadata(o.metadata ?? {}) }),
 };
 
-function trimEngine(engine: EngineResource): EngineResource {
-  return { ...engine, metadata: trimMetadata(engine.metadata) };
+/** Equal parts of engines' status (profile and version snapshots, conditions) kept once. */
+const PARTS = new SharedParts();
+
+/**
+ * An engine as reconciles read it, and as the copy keeps it: the output fields merged once
+ * (status over what the API recorded at creation, shared/recorded.ts), the status as stored
+ * beside them, equal parts shared, and the recorded annotation's text, now merged, dropped.
+ */
+export function engineView(engine: EngineResource): EngineResource {
+  const metadata = trimMetadata(engine.metadata);
+  const { [RECORDED_ANNOTATION]: _recorded, ...annotations } = metadata.annotations ?? {};
+  return {
+    ...engine,
+    metadata: metadata.annotations === undefined ? metadata : { ...metadata, annotations },
+    status: PARTS.intern(outputFields(engine)),
+    storedStatus: PARTS.intern(engine.status ?? {}),
+  };
 }
 
 /** The writes of the operator not yet seen by a copy, newest per object. */
@@ -195,7 +211,7 @@ class EngineCopy {
           limit,
           ...(token === undefined ? {} : { _continue: token }),
         }) as Promise<ListPage>,
-      keep: (object) => trimEngine(object as EngineResource),
+      keep: (object) => engineView(object as EngineResource),
       onChange: (name, _before, after) => {
         const version = after?.metadata.resourceVersion;
         if (version !== undefined && this.ownReports.delete(version)) return;
@@ -213,7 +229,7 @@ class EngineCopy {
 
   /** Notes a write's answer; `report` marks a status write, whose event need not queue the engine. */
   wrote(engine: EngineResource, report: boolean): void {
-    this.own.note(trimEngine(engine));
+    this.own.note(engineView(engine));
     const version = engine.metadata.resourceVersion;
     if (report && version !== undefined && !this.collection.has(version)) this.ownReports.add(version);
     // A report whose event came first (or never came: a relist passed it) is forgotten here.
@@ -304,10 +320,9 @@ export class ClusterView {
     return this.collections.reduce((sum, c) => sum + c.size, 0);
   }
 
-  /** The engine, its status read over the fields the API recorded at creation (shared/recorded.ts). */
+  /** The engine as reconciles read it (see engineView). */
   engine(kind: EngineKind, name: string): EngineResource | undefined {
-    const engine = this.engineCopy(kind).get(name);
-    return engine === undefined ? undefined : engineView(engine);
+    return this.engineCopy(kind).get(name);
   }
 
   wroteEngine(kind: EngineKind, engine: EngineResource, report = false): void {
@@ -319,9 +334,4 @@ export class ClusterView {
     if (copy === undefined) throw new TypeError(`no copy of ${kind.plural}`);
     return copy;
   }
-}
-
-/** An engine as reconciles read it: output fields merged, status as stored beside them. */
-export function engineView(engine: EngineResource): EngineResource {
-  return { ...engine, status: outputFields(engine), storedStatus: engine.status ?? {} };
 }
