@@ -12,7 +12,7 @@
  *   RUNNING under the operator (a process of its own, default settings), against as many
  *   StatefulSets applied straight to the cluster until all their pods are ready (the floor the
  *   cluster itself sets); P4b: the operator's writes per second while they are left alone;
- * - P5o: the operator's memory holding AIEM_BENCH_HELD engines (default 10,000), all but the
+ * - P5o: the operator's memory holding AIEM_BENCH_HELD engines (default 3,000), all but the
  *   running ones paused.
  *
  * Prints a table; README records a run.
@@ -42,7 +42,7 @@ const LOAD_MS = 5_000;
 /** P4: engines run at once (each asks for 1 CPU; the simulated nodes are sized for them). */
 const ENGINES_STARTED = Number(process.env['AIEM_BENCH_RUNNING'] ?? 1_000);
 /** P5o: engines the operator holds, most of them paused. */
-const ENGINES_HELD = Number(process.env['AIEM_BENCH_HELD'] ?? 10_000);
+const ENGINES_HELD = Number(process.env['AIEM_BENCH_HELD'] ?? 3_000);
 /** P4b: how long the running engines are left alone while the operator's writes are counted. */
 const QUIET_MS = 30_000;
 
