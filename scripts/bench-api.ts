@@ -386,6 +386,8 @@ try {
     AIEM_OPERATOR_HOST: '127.0.0.1',
     AIEM_PUBLIC_URL: 'http://127.0.0.1',
     AIEM_LOG_LEVEL: 'info',
+    // V8 settings to try on the operator, e.g. a heap limit (`--max-old-space-size=128`).
+    NODE_OPTIONS: process.env['AIEM_OPERATOR_NODE_OPTIONS'] ?? '',
     // Throughput settings to try (workers, rate limit); the defaults otherwise.
     ...Object.fromEntries(
       ['AIEM_OPERATOR_WORKERS', 'AIEM_OPERATOR_QPS', 'AIEM_OPERATOR_BURST'].flatMap((name) => {
