@@ -29,7 +29,7 @@ import {
   type V1StatefulSet,
 } from '@kubernetes/client-node';
 import { pino } from 'pino';
-import { WatchedCollection, type ListPage } from '../shared/watched-collection.ts';
+import { customResources, WatchedCollection, type ListPage } from '../shared/watched-collection.ts';
 import { startCluster } from '../test/cluster/cluster.ts';
 import { freePort } from '../test/cluster/ports.ts';
 import { ProductProcess } from '../test/helpers/product-process.ts';
@@ -147,6 +147,25 @@ async function untilCount(
   await judged.start();
   await reached.promise;
   await judged.stop();
+}
+
+/** A DAI engine custom resource written straight to the apiserver, not through the API. */
+function engineObject(
+  workspace: string,
+  id: string,
+  spec: Record<string, unknown>,
+  annotations?: Record<string, string>,
+): object {
+  return {
+    apiVersion: 'engine.h2o.ai/v1',
+    kind: 'DAIEngine',
+    metadata: {
+      name: `${workspace}.${id}`,
+      labels: { 'engine.h2o.ai/workspace': workspace, 'engine.h2o.ai/id': id },
+      ...(annotations === undefined ? {} : { annotations }),
+    },
+    spec,
+  };
 }
 
 /** An operator process and what its /metrics say. */
@@ -271,15 +290,7 @@ try {
   const rawCreateMs = await batch(ENGINES_LISTED, CONCURRENCY, (i) =>
     custom.createNamespacedCustomObject({
       ...target,
-      body: {
-        apiVersion: 'engine.h2o.ai/v1',
-        kind: 'DAIEngine',
-        metadata: {
-          name: `raw.c${i}`,
-          labels: { 'engine.h2o.ai/workspace': 'raw', 'engine.h2o.ai/id': `c${i}` },
-        },
-        spec: { ...body, cpu: 1 + (i % 4), paused: true },
-      },
+      body: engineObject('raw', `c${i}`, { ...body, cpu: 1 + (i % 4), paused: true }),
     }),
   );
   const perSecond = (ms: number): number => ENGINES_LISTED / (ms / 1000);
@@ -398,16 +409,7 @@ try {
   };
   let operator = await startOperatorProcess(operatorEnv);
   const allRunning = untilCount(
-    {
-      kubeConfig: cluster.kubeConfig,
-      path: `/apis/engine.h2o.ai/v1/namespaces/${NAMESPACE}/daiengines`,
-      listPage: (limit, token) =>
-        custom.listNamespacedCustomObject({
-          ...target,
-          limit,
-          ...(token === undefined ? {} : { _continue: token }),
-        }) as Promise<ListPage>,
-    },
+    { kubeConfig: cluster.kubeConfig, ...customResources(cluster.kubeConfig, NAMESPACE, 'daiengines') },
     (engine) => (engine as { status?: { state?: string } }).status?.state === 'STATE_RUNNING',
     ENGINES_STARTED,
   );
@@ -419,18 +421,12 @@ try {
   await allRunning;
   const engineMs = performance.now() - start;
   // The same number of engine objects written straight to the apiserver, for the creates alone.
-  const object = (i: number): object => ({
-    apiVersion: 'engine.h2o.ai/v1',
-    kind: 'DAIEngine',
-    metadata: {
-      name: `raw.r${i}`,
-      labels: { 'engine.h2o.ai/workspace': 'raw', 'engine.h2o.ai/id': `r${i}` },
-    },
-    spec: { ...body, paused: true },
-  });
   start = performance.now();
   await batch(ENGINES_STARTED, CONCURRENCY, (i) =>
-    custom.createNamespacedCustomObject({ ...target, body: object(i) }),
+    custom.createNamespacedCustomObject({
+      ...target,
+      body: engineObject('raw', `r${i}`, { ...body, paused: true }),
+    }),
   );
   const rawCreatedMs = performance.now() - start;
   // They have no snapshots the operator could run them with: gone before the quiet measure.
@@ -473,16 +469,12 @@ try {
   await batch(ENGINES_HELD - ENGINES_STARTED, CONCURRENCY, (i) =>
     custom.createNamespacedCustomObject({
       ...target,
-      body: {
-        apiVersion: 'engine.h2o.ai/v1',
-        kind: 'DAIEngine',
-        metadata: {
-          name: `held.h${i}`,
-          labels: { 'engine.h2o.ai/workspace': 'held', 'engine.h2o.ai/id': `h${i}` },
-          annotations: { 'engine.h2o.ai/recorded': recorded },
-        },
-        spec: { ...template.spec, paused: true },
-      },
+      body: engineObject(
+        'held',
+        `h${i}`,
+        { ...template.spec, paused: true },
+        { 'engine.h2o.ai/recorded': recorded },
+      ),
     }),
   );
   // Without a rate limit, so that the setting-up is quick: memory is what is measured.

@@ -15,8 +15,9 @@
  *   down are reported gone), so that a controller misses no object.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Watch, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import { CustomObjectsApi, Watch, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { GROUP, VERSION } from './resources.ts';
 
 /**
  * One page of a list, as the apiserver answers it: the continue token is `continue` in the JSON
@@ -41,6 +42,34 @@ export interface CollectionOptions<T> {
   log: Logger;
   /** Named in log lines, e.g. the kind. */
   what: string;
+}
+
+/** The collection of one kind of the API's custom resources in a namespace: its path and pages. */
+export function customResources(
+  kubeConfig: KubeConfig,
+  namespace: string,
+  plural: string,
+): Pick<CollectionOptions<unknown>, 'path' | 'listPage'> {
+  const api = kubeConfig.makeApiClient(CustomObjectsApi);
+  return {
+    path: `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/${plural}`,
+    listPage: (limit, token) =>
+      api.listNamespacedCustomObject({
+        group: GROUP,
+        version: VERSION,
+        namespace,
+        plural,
+        limit,
+        ...(token === undefined ? {} : { _continue: token }),
+      }) as Promise<ListPage>,
+  };
+}
+
+/** The HTTP status of a failed Kubernetes call, if it has one. */
+export function statusCode(error: unknown): number | undefined {
+  return typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'number'
+    ? error.code
+    : undefined;
 }
 
 /** Objects per list page while (re)listing: bounded memory per response. */
@@ -195,7 +224,7 @@ export class WatchedCollection<T> {
     const { log, what, path } = this.options;
     // A new kind's storage starting answers 429 for a while: routine, one line, no stack.
     if (this.isSynced) log.warn({ err: error, what }, 'watch failed; copy stale until relisted');
-    else if (statusOf(error) === 429) log.info({ what, path }, 'list refused for now (429); retrying');
+    else if (statusCode(error) === 429) log.info({ what, path }, 'list refused for now (429); retrying');
     else log.debug({ err: error, what }, 'list or watch failed; retrying');
     this.isSynced = false;
   }
@@ -321,10 +350,4 @@ export function isNewer(a: string | undefined, b: string | undefined): boolean {
 /** The client library ends a watch that has been silent for 30 s: resuming from there loses nothing. */
 function isQuietEnd(error: unknown): boolean {
   return error instanceof Error && error.name === 'TimeoutError';
-}
-
-function statusOf(error: unknown): number | undefined {
-  return typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'number'
-    ? error.code
-    : undefined;
 }

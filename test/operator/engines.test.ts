@@ -9,6 +9,7 @@ import {
   CustomObjectsApi,
   PatchStrategy,
   setHeaderOptions,
+  type KubeConfig,
   type KubernetesObject,
   type V1Pod,
 } from '@kubernetes/client-node';
@@ -205,22 +206,7 @@ describe('the operator', () => {
   });
 
   test('runs an engine written in the earlier layout, with its snapshots in status', async () => {
-    // What the API answers for a create it only validates: the engine it would store.
-    const draft = await rest(
-      'POST',
-      '/v1/workspaces/op/daiEngines?daiEngineId=earlier&validateOnly=true',
-      DAI,
-    );
-    const kind = RESOURCE_KINDS.DAIEngine;
-    const message = fromJson(kind.message, draft['daiEngine'] as Json) as { name: string };
-    const { status, ...object } = toCustomResource(kind, message, NAMESPACE, { paused: false });
-    const objects = api().cluster.kubeConfig.makeApiClient(CustomObjectsApi);
-    const target = { group: 'engine.h2o.ai', version: 'v1', namespace: NAMESPACE, plural: 'daiengines' };
-    await objects.createNamespacedCustomObject({ ...target, body: object });
-    await objects.patchNamespacedCustomObjectStatus(
-      { ...target, name: 'op.earlier', body: { status } },
-      mergePatch,
-    );
+    const draft = await writeInEarlierLayout(api().cluster.kubeConfig, NAMESPACE, 'earlier');
     await reaches('daiengines', 'op.earlier', 'STATE_RUNNING');
     const engine = await rest('GET', `/v1/${enc('workspaces/op/daiEngines/earlier')}`);
     expect(engine['daiEngine']).toMatchObject({
@@ -533,21 +519,7 @@ describe('an operator that may not act', () => {
       mayAct: () => gate.open,
     });
     // An engine as the API stores it, written straight to the fenced operator's namespace.
-    const draft = await rest(
-      'POST',
-      '/v1/workspaces/op/daiEngines?daiEngineId=fenced&validateOnly=true',
-      DAI,
-    );
-    const kind = RESOURCE_KINDS.DAIEngine;
-    const message = fromJson(kind.message, draft['daiEngine'] as Json) as { name: string };
-    const { status, ...object } = toCustomResource(kind, message, FENCED, { paused: false });
-    const objects = kubeConfig.makeApiClient(CustomObjectsApi);
-    const target = { group: 'engine.h2o.ai', version: 'v1', namespace: FENCED, plural: 'daiengines' };
-    await objects.createNamespacedCustomObject({ ...target, body: object });
-    await objects.patchNamespacedCustomObjectStatus(
-      { ...target, name: 'op.fenced', body: { status } },
-      mergePatch,
-    );
+    await writeInEarlierLayout(kubeConfig, FENCED, 'fenced');
     const registry = fenced.registry;
     // It reconciled the engine, and each attempt to write was refused before leaving the process.
     await waitFor(
@@ -555,6 +527,8 @@ describe('an operator that may not act', () => {
       { what: 'refused reconciles' },
     );
     const apps = kubeConfig.makeApiClient(AppsV1Api);
+    const objects = kubeConfig.makeApiClient(CustomObjectsApi);
+    const target = { group: 'engine.h2o.ai', version: 'v1', namespace: FENCED, plural: 'daiengines' };
     expect((await apps.listNamespacedStatefulSet({ namespace: FENCED })).items).toEqual([]);
     const untouched = (await objects.getNamespacedCustomObject({
       ...target,
@@ -610,6 +584,30 @@ describe('the operator’s watched copies', () => {
     }
   });
 });
+
+/**
+ * Writes DAI engine `id` of workspace `op` straight to `namespace` as the API would store it,
+ * but in the earlier layout (output fields in status, written second); answers the API's draft.
+ */
+async function writeInEarlierLayout(
+  kubeConfig: KubeConfig,
+  namespace: string,
+  id: string,
+): Promise<Record<string, unknown>> {
+  // What the API answers for a create it only validates: the engine it would store.
+  const draft = await rest('POST', `/v1/workspaces/op/daiEngines?daiEngineId=${id}&validateOnly=true`, DAI);
+  const kind = RESOURCE_KINDS.DAIEngine;
+  const message = fromJson(kind.message, draft['daiEngine'] as Json) as { name: string };
+  const { status, ...object } = toCustomResource(kind, message, namespace, { paused: false });
+  const objects = kubeConfig.makeApiClient(CustomObjectsApi);
+  const target = { group: 'engine.h2o.ai', version: 'v1', namespace, plural: 'daiengines' };
+  await objects.createNamespacedCustomObject({ ...target, body: object });
+  await objects.patchNamespacedCustomObjectStatus(
+    { ...target, name: `op.${id}`, body: { status } },
+    mergePatch,
+  );
+  return draft;
+}
 
 /** A metric of the operator's registry for one controller; 0 before its first value. */
 async function metric(registry: Registry, name: string, controller: string): Promise<number> {

@@ -6,7 +6,7 @@
  */
 import { durations, type EngineClock } from '../../../shared/durations.ts';
 
-export const DURATION_FIELDS = ['currentRunningDuration', 'currentIdleDuration'] as const;
+const DURATION_FIELDS = ['currentRunningDuration', 'currentIdleDuration'] as const;
 
 interface Duration {
   seconds: string;

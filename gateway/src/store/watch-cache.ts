@@ -5,11 +5,11 @@
  * spec). `seen` and `gone` let a writer wait until the cache has seen its write, so that a caller
  * reads its own writes from this replica.
  */
-import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { GROUP, VERSION, type ResourceKind } from '../../../shared/resources.ts';
+import type { ResourceKind } from '../../../shared/resources.ts';
 import { deepFreeze, SharedParts } from '../../../shared/shared-parts.ts';
-import { WatchedCollection, type ListPage } from '../../../shared/watched-collection.ts';
+import { customResources, WatchedCollection } from '../../../shared/watched-collection.ts';
 import { fromCustomResource, identityOf, intentOf, type CustomResource } from './objects.ts';
 import type { Stored } from './store.ts';
 
@@ -35,19 +35,9 @@ export class KindCache {
 
   constructor(kubeConfig: KubeConfig, namespace: string, kind: ResourceKind, log: Logger) {
     this.kind = kind;
-    const api = kubeConfig.makeApiClient(CustomObjectsApi);
     this.collection = new WatchedCollection<CachedObject>({
       kubeConfig,
-      path: `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/${kind.plural}`,
-      listPage: (limit, token) =>
-        api.listNamespacedCustomObject({
-          group: GROUP,
-          version: VERSION,
-          namespace,
-          plural: kind.plural,
-          limit,
-          ...(token === undefined ? {} : { _continue: token }),
-        }) as Promise<ListPage>,
+      ...customResources(kubeConfig, namespace, kind.plural),
       keep: (object) => this.entry(object as CustomResource),
       onChange: (name, before, after) => {
         this.index(name, before, after);

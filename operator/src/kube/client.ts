@@ -17,6 +17,7 @@ import {
   type V1PersistentVolumeClaim,
 } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../../../shared/resources.ts';
+import { statusCode } from '../../../shared/watched-collection.ts';
 import type { EngineResource } from '../kinds/kind.ts';
 import type { Logger } from 'pino';
 import type { ControllerMetrics } from '../runtime/metrics.ts';
@@ -26,12 +27,7 @@ import { TokenBucket } from './token-bucket.ts';
 export const FIELD_MANAGER = 'ai-engine-manager-operator';
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
-/** The HTTP status of a failed Kubernetes call, if it has one. */
-export function statusCode(error: unknown): number | undefined {
-  return typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'number'
-    ? error.code
-    : undefined;
-}
+export { statusCode };
 
 /** A write refused because this replica may not act now (see LeaderElector). */
 export class NotLeading extends Error {

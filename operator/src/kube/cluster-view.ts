@@ -14,7 +14,6 @@
 import {
   AppsV1Api,
   CoreV1Api,
-  CustomObjectsApi,
   type KubeConfig,
   type KubernetesObject,
   type V1ConfigMap,
@@ -25,10 +24,15 @@ import {
   type V1StatefulSet,
 } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { ENGINE_KIND_LABEL, ENGINE_UID_LABEL, GROUP, VERSION } from '../../../shared/resources.ts';
+import { ENGINE_KIND_LABEL, ENGINE_UID_LABEL } from '../../../shared/resources.ts';
 import { outputFields, RECORDED_ANNOTATION } from '../../../shared/recorded.ts';
 import { SharedParts } from '../../../shared/shared-parts.ts';
-import { isNewer, WatchedCollection, type ListPage } from '../../../shared/watched-collection.ts';
+import {
+  customResources,
+  isNewer,
+  WatchedCollection,
+  type ListPage,
+} from '../../../shared/watched-collection.ts';
 import { ENGINE_ANNOTATION } from '../desired/workload.ts';
 import type { EngineKind, EngineResource } from '../kinds/kind.ts';
 
@@ -125,7 +129,7 @@ class OwnWrites<T extends Versioned> {
 }
 
 /** A copy of one owned collection, indexed by engine uid. */
-class OwnedCopy<T extends KubernetesObject> {
+export class OwnedCopy<T extends KubernetesObject> {
   readonly collection: WatchedCollection<T>;
   private readonly byEngine = new Map<string, Map<string, T>>();
   private readonly own = new OwnWrites<T>();
@@ -197,20 +201,9 @@ class EngineCopy {
     kind: EngineKind,
     changed: EngineChanged,
   ) {
-    const api = options.kubeConfig.makeApiClient(CustomObjectsApi);
-    const { namespace } = options;
     this.collection = new WatchedCollection<EngineResource>({
       kubeConfig: options.kubeConfig,
-      path: `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/${kind.plural}`,
-      listPage: (limit, token) =>
-        api.listNamespacedCustomObject({
-          group: GROUP,
-          version: VERSION,
-          namespace,
-          plural: kind.plural,
-          limit,
-          ...(token === undefined ? {} : { _continue: token }),
-        }) as Promise<ListPage>,
+      ...customResources(options.kubeConfig, options.namespace, kind.plural),
       keep: (object) => engineView(object as EngineResource),
       onChange: (name, _before, after) => {
         const version = after?.metadata.resourceVersion;

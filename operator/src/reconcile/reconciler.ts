@@ -30,7 +30,7 @@ import {
   type Settings,
 } from '../kinds/kind.ts';
 import { statusCode, type KubeClient } from '../kube/client.ts';
-import { engineView, type ClusterView } from '../kube/cluster-view.ts';
+import { engineView, type ClusterView, type OwnedCopy } from '../kube/cluster-view.ts';
 import { digestOf, upToDate, withDigest } from '../desired/digest.ts';
 import type { ReconcileResult } from '../runtime/controller.ts';
 import { REASONS } from './conditions.ts';
@@ -130,35 +130,34 @@ export class EngineReconciler {
 
   /** Applies each desired object that differs from what was last applied (desired/digest.ts). */
   private async apply(engine: EngineResource, desired: DesiredObjects): Promise<void> {
-    const { kube, view } = this.deps;
+    const { view } = this.deps;
     const name = workloadName(this.deps.kind, engine);
-    if (desired.configMap) {
-      const digest = digestOf(desired.configMap);
-      if (!upToDate(view.configMaps.get(name), digest, desired.configMap))
-        view.configMaps.wrote(await kube.apply(withDigest(desired.configMap, digest)));
-    }
-    const serviceDigest = digestOf(desired.service);
-    if (!upToDate(view.services.get(name), serviceDigest, desired.service))
-      view.services.wrote(await kube.apply(withDigest(desired.service, serviceDigest)));
-    const existing = view.statefulSets.get(name);
-    const digest = digestOf(desired.statefulSet);
-    if (upToDate(existing, digest, desired.statefulSet)) return;
-    // Volume claim templates cannot change once the StatefulSet exists (growth goes to the
-    // claims themselves), so an existing set keeps the templates it has.
-    const templates = existing?.spec?.volumeClaimTemplates;
-    if (templates && desired.statefulSet.spec) {
-      desired.statefulSet.spec.volumeClaimTemplates = templates.map((t) => ({
-        apiVersion: 'v1',
-        kind: 'PersistentVolumeClaim',
-        metadata: {
-          name: t.metadata?.name ?? DATA_VOLUME,
-          ...(t.metadata?.labels ? { labels: t.metadata.labels } : {}),
-          ...(t.metadata?.annotations ? { annotations: t.metadata.annotations } : {}),
-        },
-        spec: t.spec ?? {},
-      }));
-    }
-    view.statefulSets.wrote(await kube.apply(withDigest(desired.statefulSet, digest)));
+    if (desired.configMap) await this.applyChanged(view.configMaps, name, desired.configMap);
+    await this.applyChanged(view.services, name, desired.service);
+    await this.applyChanged(view.statefulSets, name, desired.statefulSet, (wanted, existing) => {
+      // Volume claim templates cannot change once the StatefulSet exists (growth goes to the
+      // claims themselves), so an existing set keeps the templates it has.
+      const templates = existing?.spec?.volumeClaimTemplates;
+      if (templates === undefined || wanted.spec === undefined) return wanted;
+      const volumeClaimTemplates = templates.map(claimTemplateOf);
+      return Object.assign({}, wanted, { spec: Object.assign({}, wanted.spec, { volumeClaimTemplates }) });
+    });
+  }
+
+  /**
+   * Applies `wanted` (as `body` makes it from what exists) unless the object of that name in
+   * `copy` was last applied for the same digest; notes the answer in the copy.
+   */
+  private async applyChanged<T extends KubernetesObject>(
+    copy: OwnedCopy<T>,
+    name: string,
+    wanted: T,
+    body: (wanted: T, existing: T | undefined) => T = (w) => w,
+  ): Promise<void> {
+    const existing = copy.get(name);
+    const digest = digestOf(wanted);
+    if (upToDate(existing, digest, wanted)) return;
+    copy.wrote(await this.deps.kube.apply(withDigest(body(wanted, existing), digest)));
   }
 
   /** Asks for more storage where the engine wants it; true while its bound volume is smaller than wanted. */
@@ -253,6 +252,20 @@ export class EngineReconciler {
     view.wroteEngine(kind, released);
     return undefined;
   }
+}
+
+/** An existing claim template as an apply sends it back unchanged. */
+function claimTemplateOf(template: V1PersistentVolumeClaim): V1PersistentVolumeClaim {
+  return {
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: {
+      name: template.metadata?.name ?? DATA_VOLUME,
+      ...(template.metadata?.labels ? { labels: template.metadata.labels } : {}),
+      ...(template.metadata?.annotations ? { annotations: template.metadata.annotations } : {}),
+    },
+    spec: template.spec ?? {},
+  };
 }
 
 /** Bytes of a storage quantity; 0 when absent (a claim not yet bound has no capacity). */

@@ -26,6 +26,17 @@ function dai(
   };
 }
 
+/** The running engine's status planned again `laterMs` after NOW, from the status it reported then. */
+const replan = (status: Record<string, unknown>, laterMs: number) =>
+  planStatus({
+    kind: daiEngineKind,
+    engine: dai({}, { status }),
+    pods: [readyPod],
+    now: new Date(NOW.getTime() + laterMs),
+    settings: { publicUrl: 'https://x.example' },
+    storageResizing: false,
+  }).status;
+
 const plan = (engine: EngineResource, pods: V1Pod[] = [readyPod]) =>
   planStatus({
     kind: daiEngineKind,
@@ -106,15 +117,7 @@ describe('planStatus()', () => {
 
   test('keeps a condition’s transition time while its status holds', () => {
     const first = plan(dai()).status;
-    const later = planStatus({
-      kind: daiEngineKind,
-      engine: dai({}, { status: first }),
-      pods: [readyPod],
-      now: new Date(NOW.getTime() + 60_000),
-      settings: { publicUrl: 'https://x.example' },
-      storageResizing: false,
-    }).status;
-    expect(later['conditions']).toEqual(first['conditions']);
+    expect(replan(first, 60_000)['conditions']).toEqual(first['conditions']);
   });
 
   test('a notebook engine reports its failure reason, unspecified while healthy', () => {
@@ -135,15 +138,7 @@ describe('planStatus()', () => {
 describe('what a reconcile writes', () => {
   test('an unchanged running engine has nothing to write an hour later', () => {
     const first = plan(dai()).status;
-    const later = planStatus({
-      kind: daiEngineKind,
-      engine: dai({}, { status: first }),
-      pods: [readyPod],
-      now: new Date(NOW.getTime() + 3_600_000),
-      settings: { publicUrl: 'https://x.example' },
-      storageResizing: false,
-    }).status;
-    expect(changedFields(first, later)).toEqual({});
+    expect(changedFields(first, replan(first, 3_600_000))).toEqual({});
   });
 
   test('durations an earlier release stored are cleared once', () => {
