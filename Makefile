@@ -15,8 +15,9 @@ export PATH := $(NODE_HOME)/bin:$(PATH):/usr/local/go/bin
 ifneq ($(wildcard /etc/ssl/certs/ca-certificates.crt),)
 export NODE_EXTRA_CA_CERTS ?= /etc/ssl/certs/ca-certificates.crt
 endif
-# Debian packages that the build and the tests use.
-APT_PACKAGES := openssl ca-certificates chromium
+# Debian packages that the build and the tests use: the browser tests' Chromium, and the daemonless
+# container tools that build and run the product's image (podman with runc, mmdebstrap).
+APT_PACKAGES := openssl ca-certificates chromium podman runc mmdebstrap uidmap binutils
 
 JEST := $(NODE) --experimental-vm-modules --disable-warning=ExperimentalWarning node_modules/jest/bin/jest.js
 # The docs site's npm packages (docs-site/ is an npm project of its own).
@@ -147,12 +148,21 @@ typecheck: node_modules/.package-lock.json $(DOCS_DEPS) ## Type-check every pack
 	$(NODE) docs-site/node_modules/typescript/bin/tsc --noEmit -p docs-site/tsconfig.json
 
 .PHONY: test
-test: deps check-generated lint typecheck docs-test-build ## Install what is missing, build the docs site, then run every test
+test: deps check-generated lint typecheck docs-test-build image ## Install what is missing, build the docs site and the image, then run every test
 	$(JEST) --ci
 
 .PHONY: format
 format: node_modules/.package-lock.json ## Format the sources
 	$(NODE) node_modules/prettier/bin/prettier.cjs --write .
+
+##@ Image
+
+# The source repository's URL, for the image's org.opencontainers.image.source label.
+IMAGE_SOURCE ?= $(shell git remote get-url origin 2>/dev/null)
+
+.PHONY: image
+image: apt-packages node_modules/.package-lock.json ## Build the OCI image of the gateway and the operator into dist/image (with its SBOM)
+	NODE="$(NODE)" IMAGE_SOURCE="$(IMAGE_SOURCE)" bash image/build.sh
 
 ##@ Run
 

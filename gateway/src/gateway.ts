@@ -6,7 +6,7 @@ import { grpcServer } from './grpc/server.ts';
 import type { Authenticate, Handlers } from './call/handler.ts';
 import { restRouter } from './rest/mux.ts';
 
-/** How long a stopping gateway lets calls in flight finish. */
+/** How long a stopping gateway lets calls in flight finish, unless told otherwise. */
 const DRAIN_MS = 2_000;
 
 /** Where the gateway listens; port 0 picks a free one. */
@@ -27,7 +27,8 @@ export interface GatewayOptions {
 export interface Gateway {
   restUrl: string;
   grpcAddress: string;
-  stop(): Promise<void>;
+  /** Stops accepting connections and calls; calls in flight get `drainMs` to finish, then are cut. */
+  stop(drainMs?: number): Promise<void>;
 }
 
 /**
@@ -74,13 +75,13 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   return {
     restUrl: `http://${options.host}:${restPort}`,
     grpcAddress: `${options.host}:${grpcPort}`,
-    async stop(): Promise<void> {
+    async stop(drainMs = DRAIN_MS): Promise<void> {
       // Drain: no new connections or calls; calls in flight get a moment to finish, then the
       // rest are cut, so a stop is bounded whatever clients do.
       const cut = setTimeout(() => {
         http.closeAllConnections();
         grpc.forceShutdown();
-      }, DRAIN_MS);
+      }, drainMs);
       await Promise.all([
         new Promise<void>((resolve) => {
           http.close(() => {

@@ -15,6 +15,13 @@ import { ResourceStore } from './store/store.ts';
 
 const env = (name: string, fallback: string): string => process.env[name] ?? fallback;
 
+/** A duration in milliseconds from the environment. */
+function milliseconds(name: string, fallback: number): number {
+  const value = Number(env(name, String(fallback)));
+  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a number of milliseconds`);
+  return value;
+}
+
 /** A port number from the environment; 0 picks a free one. */
 function port(name: string, fallback: number): number {
   const value = Number(env(name, String(fallback)));
@@ -27,11 +34,17 @@ const { version } = JSON.parse(readFileSync(new URL('../../package.json', import
   version: string;
 };
 
+let stopping = false;
 try {
   const host = env('AIEM_HOST', '127.0.0.1');
   const restPort = port('AIEM_REST_PORT', 8080);
   const grpcPort = port('AIEM_GRPC_PORT', 9090);
   const namespace = env('AIEM_NAMESPACE', 'ai-engine-manager');
+  // On SIGTERM the gateway first reports not ready while it still serves, so that load balancers
+  // and the Service's endpoints stop sending it calls; then it closes its listeners and lets calls
+  // in flight finish. The two together stay inside the pod's termination grace period.
+  const shutdownDelayMs = milliseconds('AIEM_SHUTDOWN_DELAY_MS', 5_000);
+  const drainMs = milliseconds('AIEM_DRAIN_TIMEOUT_MS', 20_000);
   const auth = authFromEnvironment();
   const kubeConfig = pooled(new KubeConfig());
   kubeConfig.loadFromDefault();
@@ -57,16 +70,25 @@ try {
     }),
     authenticate: auth.authenticate,
     version,
-    ready: () => store.ready,
+    ready: () => !stopping && store.ready,
   });
   log.info(
     { restUrl: gateway.restUrl, grpcAddress: gateway.grpcAddress, namespace, version },
     'Started gateway',
   );
   const stop = (): void => {
-    log.info('Stopping gateway');
-    auth.close();
-    Promise.all([gateway.stop(), store.stopCaches()]).then(
+    if (stopping) return;
+    stopping = true;
+    log.info({ shutdownDelayMs }, 'Stopping gateway: not ready, still serving while callers turn away');
+    const finish = async (): Promise<void> => {
+      await new Promise((resolve) => setTimeout(resolve, shutdownDelayMs));
+      log.info({ drainMs }, 'Closing listeners; finishing calls in flight');
+      await gateway.stop(drainMs);
+      auth.close();
+      await store.stopCaches();
+      log.info('Stopped gateway');
+    };
+    finish().then(
       () => process.exit(0),
       () => process.exit(1),
     );

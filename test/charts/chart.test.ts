@@ -7,6 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { jest } from '@jest/globals';
 import { load } from 'js-yaml';
+import { VERSION } from '../helpers/image.ts';
 import { DEFAULT_CLAIM_NAMES } from '../../gateway/src/auth/claims.ts';
 import { DEFAULT_ALGORITHMS } from '../../gateway/src/auth/oidc.ts';
 import { DEFAULT_POLICY_FILE } from '../../gateway/src/auth/policy-authorizer.ts';
@@ -64,9 +65,11 @@ interface PodSpec {
   imagePullSecrets?: { name: string }[];
   containers: Container[];
   volumes: { name: string; configMap?: { name: string; items?: { key: string; path: string }[] } }[];
+  terminationGracePeriodSeconds?: number;
+  topologySpreadConstraints?: unknown[];
 }
 interface Deployment {
-  spec: { replicas: number; template: { spec: PodSpec } };
+  spec: { replicas: number; selector: { matchLabels: Record<string, string> }; template: { spec: PodSpec } };
 }
 
 const deployment = (objects: Rendered[], component: string): Deployment =>
@@ -155,6 +158,8 @@ describe('default values', () => {
         'ConfigMap/aiem-ai-engine-manager-policy',
         'Deployment/aiem-ai-engine-manager-gateway',
         'Deployment/aiem-ai-engine-manager-operator',
+        'PodDisruptionBudget/aiem-ai-engine-manager-gateway',
+        'PodDisruptionBudget/aiem-ai-engine-manager-operator',
         'Role/aiem-ai-engine-manager-gateway',
         'Role/aiem-ai-engine-manager-operator',
         'RoleBinding/aiem-ai-engine-manager-gateway',
@@ -182,11 +187,11 @@ describe('default values', () => {
     }
   });
 
-  test('the gateway: one replica, REST and gRPC ports, probes on /healthz and /readyz, non-root with a read-only root', () => {
+  test('the gateway: two replicas, REST and gRPC ports, probes on /healthz and /readyz, non-root with a read-only root', () => {
     const gateway = deployment(objects, 'gateway');
     const c = container(objects, 'gateway');
-    expect(gateway.spec.replicas).toBe(1);
-    expect(c.image).toBe('ai-engine-manager:1.2.0');
+    expect(gateway.spec.replicas).toBe(2);
+    expect(c.image).toBe(`localhost/ai-engine-manager:${VERSION}`);
     expect(c.imagePullPolicy).toBe('IfNotPresent');
     expect(c.command).toEqual(['node', '/app/gateway/src/main.ts']);
     expect(c.ports).toEqual([
@@ -196,8 +201,8 @@ describe('default values', () => {
     expect(c.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'http' });
     expect(c.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'http' });
     expect(c.startupProbe.httpGet).toEqual({ path: '/readyz', port: 'http' });
-    expect(c.resources.requests).toEqual({ cpu: '100m', memory: '256Mi' });
-    expect(c.resources.limits).toEqual({ memory: '512Mi' });
+    expect(c.resources.requests).toEqual({ cpu: '250m', memory: '640Mi' });
+    expect(c.resources.limits).toEqual({ memory: '1Gi' });
     expect(gateway.spec.template.spec.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 65532 });
     expect(c.securityContext).toEqual({
       allowPrivilegeEscalation: false,
@@ -225,6 +230,8 @@ describe('default values', () => {
       AIEM_HOST: '0.0.0.0',
       AIEM_REST_PORT: '8080',
       AIEM_GRPC_PORT: '9090',
+      AIEM_SHUTDOWN_DELAY_MS: '5000',
+      AIEM_DRAIN_TIMEOUT_MS: '20000',
       AIEM_OIDC_ISSUER_URL: 'https://issuer.example.com/realms/platform',
       AIEM_OIDC_AUDIENCE: 'ai-engine-manager',
       AIEM_OIDC_SUBJECT_CLAIM: DEFAULT_CLAIM_NAMES.subject,
@@ -258,7 +265,7 @@ describe('default values', () => {
   test('the operator: replicas, POD_NAME from the downward API as its identity, metrics port, probes, settings', () => {
     const operator = deployment(objects, 'operator');
     const c = container(objects, 'operator');
-    expect(operator.spec.replicas).toBe(1);
+    expect(operator.spec.replicas).toBe(2);
     expect(c.command).toEqual(['node', '/app/operator/src/main.ts']);
     expect(c.env).toContainEqual({ name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } });
     expect(envOf(c)).toEqual({
@@ -285,6 +292,29 @@ describe('default values', () => {
     };
     expect(metrics.spec.ports).toEqual([{ name: 'metrics', port: 8081, targetPort: 'metrics', protocol: 'TCP' }]);
     expect(metrics.spec.selector).toMatchObject({ 'app.kubernetes.io/component': 'operator' });
+  });
+
+  test('both components survive drains and rollouts: a PodDisruptionBudget each, spread over nodes and zones, a grace period longer than the gateway\'s drain', () => {
+    for (const component of ['gateway', 'operator']) {
+      const selector = deployment(objects, component).spec.selector.matchLabels;
+      const budget = find(objects, 'PodDisruptionBudget', `-${component}`) as unknown as {
+        spec: { maxUnavailable: number; selector: { matchLabels: Record<string, string> } };
+      };
+      expect(budget.spec).toEqual({ maxUnavailable: 1, selector: { matchLabels: selector } });
+      const spec = deployment(objects, component).spec.template.spec;
+      expect(spec.terminationGracePeriodSeconds).toBe(30);
+      expect(spec.topologySpreadConstraints).toEqual(
+        ['kubernetes.io/hostname', 'topology.kubernetes.io/zone'].map((topologyKey) => ({
+          maxSkew: 1,
+          topologyKey,
+          whenUnsatisfiable: 'ScheduleAnyway',
+          labelSelector: { matchLabels: selector },
+        })),
+      );
+    }
+    const env = envOf(container(objects, 'gateway'));
+    const drain = Number(env['AIEM_SHUTDOWN_DELAY_MS']) + Number(env['AIEM_DRAIN_TIMEOUT_MS']);
+    expect(drain).toBeLessThan(30_000);
   });
 
   test('the Roles grant exactly what the code calls, in the release namespace, bound to the right ServiceAccount', () => {
@@ -460,6 +490,11 @@ describe('bad values fail with a message naming the value', () => {
     ['an issuer that is no URL', { oidc: { issuerUrl: 'issuer.example.com' } }, /at '\/oidc\/issuerUrl': .*does not match pattern/],
     ['a misspelt top-level key', { ...MINIMAL_VALUES, gatway: { replicas: 2 } }, /additional properties 'gatway' not allowed/],
     ['a misspelt nested key', { ...MINIMAL_VALUES, operator: { replica: 2 } }, /at '\/operator': additional properties 'replica' not allowed/],
+    [
+      'a grace period the gateway\'s drain does not fit in',
+      { ...MINIMAL_VALUES, gateway: { shutdownDelaySeconds: 10, drainTimeoutSeconds: 20 } },
+      /gateway.terminationGracePeriodSeconds must exceed gateway.shutdownDelaySeconds \+ gateway.drainTimeoutSeconds/,
+    ],
     ['negative replicas', { ...MINIMAL_VALUES, gateway: { replicas: -1 } }, /at '\/gateway\/replicas': minimum: got -1, want 0/],
     ['replicas as text', { ...MINIMAL_VALUES, operator: { replicas: 'two' } }, /at '\/operator\/replicas': got string, want integer/],
     ['an unknown pull policy', { ...MINIMAL_VALUES, image: { pullPolicy: 'Sometimes' } }, /at '\/image\/pullPolicy': value must be one of 'Always', 'IfNotPresent', 'Never'/],

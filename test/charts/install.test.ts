@@ -5,14 +5,16 @@
  * them and signed in as the chart's ServiceAccounts through an engine's life, an upgrade, and
  * `helm uninstall`.
  *
- * kwok marks the chart's pods Running without running their containers (there is no container
- * runtime here, and no image), so the processes run on this machine instead, with the rendered
- * environment and a token of each pod's ServiceAccount: what they may do is what the pods could.
+ * kwok marks the chart's pods Running without running their containers (the nodes are simulated),
+ * so the product's image (`make image`) runs beside the cluster under podman instead, with the
+ * rendered command, environment, mounts and security context and a token of each pod's
+ * ServiceAccount: what they may do is what the pods could.
  */
 import { waitFor } from '../cluster/wait.ts';
-import { ProductProcess, stopAll } from '../helpers/product-process.ts';
+import { ContainerProcess, runArguments, VERSION, type PodSpec } from '../helpers/image.ts';
+import { stopAll, type LoggedProcess } from '../helpers/product-process.ts';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -34,7 +36,9 @@ const OPERATOR_POD = 'aiem-ai-engine-manager-operator-local';
 const GIB = 1024 ** 3;
 const INSTANCE = `app.kubernetes.io/instance=${RELEASE}`;
 
-const processes: ProductProcess[] = [];
+const processes: LoggedProcess[] = [];
+/** The gateway container of the lifecycle test, kept running for the SIGTERM test. */
+let running: { gateway: ContainerProcess; base: string } | undefined;
 const scratch = mkdtempSync(join(tmpdir(), 'aiem-chart-install-'));
 let provider: IdentityProvider | undefined;
 // Declared before the cluster's hook, so that the processes stop while the cluster still runs.
@@ -51,7 +55,7 @@ const identity = (): IdentityProvider => {
   return provider;
 };
 
-/** The values of the release: the test's identity provider, and a standby operator replica. */
+/** The values of the release: the test's identity provider; everything else the chart's defaults. */
 function releaseValues(): object {
   return {
     oidc: {
@@ -59,7 +63,6 @@ function releaseValues(): object {
       audiences: [identity().audience],
       rolesClaim: identity().rolesClaim,
     },
-    operator: { replicas: 2 },
   };
 }
 
@@ -116,6 +119,7 @@ test('the Deployments become Available, their pods Running and Ready on the simu
     .sort((a, b) => String(a.component).localeCompare(String(b.component)));
   const running = { phase: 'Running', ready: 'True', simulatedNode: true };
   expect(summary).toEqual([
+    { component: 'gateway', serviceAccount: GATEWAY_SA, ...running },
     { component: 'gateway', serviceAccount: GATEWAY_SA, ...running },
     { component: 'operator', serviceAccount: OPERATOR_SA, ...running },
     { component: 'operator', serviceAccount: OPERATOR_SA, ...running },
@@ -251,40 +255,18 @@ async function serviceAccountKubeconfig(serviceAccount: string): Promise<string>
   return path;
 }
 
-interface Container {
-  env: { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[];
-  volumeMounts: { name: string; mountPath: string }[];
-}
-
-/** The only container of a Deployment of the installed release. */
-function containerOf(manifest: Rendered[], component: string): Container {
+/** The pod template of a Deployment of the installed release. */
+function podOf(manifest: Rendered[], component: string): PodSpec {
   const deployment = manifest.find((o) => o.kind === 'Deployment' && o.metadata?.name === `aiem-ai-engine-manager-${component}`);
-  const spec = deployment?.['spec'] as { template: { spec: { containers: Container[] } } } | undefined;
-  const container = spec?.template.spec.containers[0];
-  if (container === undefined) throw new Error(`No ${component} Deployment in the release`);
-  return container;
+  const spec = deployment?.['spec'] as { template: { spec: PodSpec } } | undefined;
+  if (spec === undefined) throw new Error(`No ${component} Deployment in the release`);
+  return spec.template.spec;
 }
 
-/**
- * The container's environment as a process here gets it: plain values as they are, the pod
- * name from the downward API, `overrides` of what only makes sense inside a pod (listen
- * addresses and ports, mounted files), and the kubeconfig in place of the pod's service account
- * token. Nothing of this test's own environment leaks in.
- */
-function processEnv(
-  container: Container,
-  podName: string,
-  kubeconfig: string,
-  overrides: Record<string, string>,
-): Record<string, string> {
-  const env: Record<string, string> = { PATH: process.env['PATH'] ?? '' };
-  for (const variable of container.env) {
-    if (variable.value !== undefined) env[variable.name] = variable.value;
-    else if (variable.valueFrom?.fieldRef?.fieldPath === 'metadata.name') env[variable.name] = podName;
-    else throw new Error(`Unexpected environment source of ${variable.name}: ${JSON.stringify(variable)}`);
-  }
-  for (const name of Object.keys(overrides)) if (!(name in env)) throw new Error(`The chart does not set ${name}`);
-  return { ...env, ...overrides, KUBECONFIG: kubeconfig };
+/** A file or folder of this test that the image's unprivileged user (65532) reads through a mount. */
+function forContainer(path: string): string {
+  chownSync(path, 65532, 65532);
+  return path;
 }
 
 async function restCall(
@@ -306,37 +288,37 @@ async function restCall(
 
 test('the gateway and operator, configured as the chart configures them and signed in as its ServiceAccounts, run an engine from creation to deletion', async () => {
   const manifest = parseManifests(await helm(['get', 'manifest', RELEASE, '-n', NAMESPACE], { kubeconfig: cluster().kubeconfigPath }));
-  // The policy the gateway reads: the ConfigMap's file, at the path the chart points it to.
-  const gatewayContainer = containerOf(manifest, 'gateway');
-  const policyFile = gatewayContainer.env.find((e) => e.name === 'AIEM_POLICY_FILE')?.value ?? '';
-  const mount = gatewayContainer.volumeMounts.find((m) => policyFile.startsWith(`${m.mountPath}/`));
-  expect(mount?.name).toBe('policy');
+  // The policy ConfigMap's files, in a folder mounted where the chart mounts the ConfigMap.
   const configMap = manifest.find((o) => o.kind === 'ConfigMap') as unknown as { data: Record<string, string> };
-  const localPolicy = join(scratch, 'policy.yaml');
-  writeFileSync(localPolicy, configMap.data[policyFile.slice((mount?.mountPath.length ?? 0) + 1)] ?? '');
+  const policyDir = forContainer(mkdtempSync(join(scratch, 'policy-')));
+  for (const [file, text] of Object.entries(configMap.data)) writeFileSync(join(policyDir, file), text);
 
-  const gateway = new ProductProcess(
+  // Both run in the product's image (podman, runc) as the Deployments' pods would: their command,
+  // environment, mounts, user and read-only root, on the host's network to reach the cluster.
+  const suffix = `${process.pid}-${Date.now()}`;
+  const gateway = new ContainerProcess(
     'gateway',
-    'gateway/src/main.ts',
-    processEnv(gatewayContainer, 'aiem-ai-engine-manager-gateway-local', await serviceAccountKubeconfig(GATEWAY_SA), {
-      AIEM_HOST: '127.0.0.1',
-      AIEM_REST_PORT: '0',
-      AIEM_GRPC_PORT: '0',
-      AIEM_POLICY_FILE: localPolicy,
+    runArguments(`aiem-test-gateway-${suffix}`, podOf(manifest, 'gateway'), {
+      podName: 'aiem-ai-engine-manager-gateway-local',
+      volumes: { policy: policyDir },
+      kubeconfig: forContainer(await serviceAccountKubeconfig(GATEWAY_SA)),
+      overrides: { AIEM_HOST: '127.0.0.1', AIEM_REST_PORT: '0', AIEM_GRPC_PORT: '0' },
     }),
   );
   processes.push(gateway);
-  const operator = new ProductProcess(
+  const operator = new ContainerProcess(
     'operator',
-    'operator/src/main.ts',
-    processEnv(containerOf(manifest, 'operator'), OPERATOR_POD, await serviceAccountKubeconfig(OPERATOR_SA), {
-      AIEM_OPERATOR_HOST: '127.0.0.1',
-      AIEM_OPERATOR_PORT: '0',
+    runArguments(`aiem-test-operator-${suffix}`, podOf(manifest, 'operator'), {
+      podName: OPERATOR_POD,
+      volumes: {},
+      kubeconfig: forContainer(await serviceAccountKubeconfig(OPERATOR_SA)),
+      overrides: { AIEM_OPERATOR_HOST: '127.0.0.1', AIEM_OPERATOR_PORT: '0' },
     }),
   );
   processes.push(operator);
   const started = await gateway.waitForLog('Started gateway');
-  expect(started).toMatchObject({ namespace: NAMESPACE, version: '1.2.0' });
+  // pid 1: the process is the container's own.
+  expect(started).toMatchObject({ namespace: NAMESPACE, version: VERSION, pid: 1 });
   const base = String(started['restUrl']);
   // Ready once its caches hold the cluster's resources and their watches run (the chart's
   // readiness probe asks the same): a watch refused while new kinds' storage starts (429)
@@ -346,7 +328,7 @@ test('the gateway and operator, configured as the chart configures them and sign
     what: 'the gateway ready',
     timeoutMs: 30_000,
   });
-  expect(await (await fetch(`${base}/version`)).json()).toEqual({ version: '1.2.0' });
+  expect(await (await fetch(`${base}/version`)).json()).toEqual({ version: VERSION });
   await operator.waitForLog('leading; starting controllers');
   const lease = await cluster()
     .kubeConfig.makeApiClient(CoordinationV1Api)
@@ -414,11 +396,59 @@ test('the gateway and operator, configured as the chart configures them and sign
   expect(left.items).toEqual([]);
   // Nothing was refused on the way.
   expect([...gateway.lines, ...operator.lines].filter((line) => /forbidden/i.test(line))).toEqual([]);
-  await gateway.stop();
   await operator.stop();
+  running = { gateway, base };
 }, 240_000);
 
-test('helm upgrade applies changed values: a second gateway replica becomes Available', async () => {
+test('a gateway told to stop (SIGTERM, as on a rollout) answers every call sent to it, turns unready first, then exits 0', async () => {
+  if (running === undefined) throw new Error('The gateway of the previous test is not running');
+  const { gateway, base } = running;
+  const headers = { Authorization: `Bearer ${await identity().accessToken('admin')}` };
+  const path = '/v1/workspaces/global/daiEngineProfiles';
+  // Callers keep calling until the gateway reports not ready, as the Service's endpoints would
+  // drop it then; a poller reads /readyz as the kubelet's readiness probe does.
+  let unready = false;
+  let signalled = false;
+  const outcomes: { status: number | string; afterSignal: boolean }[] = [];
+  const caller = async (): Promise<void> => {
+    while (!unready) {
+      const afterSignal = signalled;
+      const status = await fetch(`${base}${path}`, { headers }).then(
+        async (r) => {
+          await r.arrayBuffer();
+          return r.status;
+        },
+        (error: unknown) => String(error),
+      );
+      outcomes.push({ status, afterSignal });
+    }
+  };
+  const poller = async (): Promise<void> => {
+    while (!unready) {
+      const status = await fetch(`${base}/readyz`).then((r) => r.status, () => 0);
+      if (status !== 200) unready = true;
+      else await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  };
+  const calls = Promise.all([...Array.from({ length: 6 }, caller), poller()]);
+  await waitFor(() => Promise.resolve(outcomes.length >= 20 ? true : undefined), { what: '20 calls answered', timeoutMs: 30_000 });
+  await gateway.signal('SIGTERM');
+  signalled = true;
+  await calls;
+  const code = await gateway.exit;
+  expect(outcomes.filter((o) => o.status !== 200)).toEqual([]);
+  // It went on serving after the signal, until it reported not ready.
+  expect(outcomes.filter((o) => o.afterSignal).length).toBeGreaterThan(0);
+  expect(code).toBe(0);
+  const messages = gateway.lines.map((line) => /"msg":"([^"]*)"/.exec(line)?.[1]);
+  expect(messages.slice(messages.indexOf('Stopping gateway: not ready, still serving while callers turn away'))).toEqual([
+    'Stopping gateway: not ready, still serving while callers turn away',
+    'Closing listeners; finishing calls in flight',
+    'Stopped gateway',
+  ]);
+}, 120_000);
+
+test('helm upgrade applies changed values: a third gateway replica becomes Available', async () => {
   await helm(
     [
       'upgrade',
@@ -427,7 +457,7 @@ test('helm upgrade applies changed values: a second gateway replica becomes Avai
       '--namespace',
       NAMESPACE,
       '-f',
-      valuesFile({ ...releaseValues(), gateway: { replicas: 2 } }),
+      valuesFile({ ...releaseValues(), gateway: { replicas: 3 } }),
       '--wait',
       '--timeout',
       '3m',
@@ -437,7 +467,7 @@ test('helm upgrade applies changed values: a second gateway replica becomes Avai
   const deployment = JSON.parse(
     await kubectl(['get', 'deployment', GATEWAY_SA, '-n', NAMESPACE, '-o', 'json']),
   ) as { status: { availableReplicas?: number } };
-  expect(deployment.status.availableReplicas).toBe(2);
+  expect(deployment.status.availableReplicas).toBe(3);
 });
 
 test('helm uninstall removes the workloads, Services, RBAC, ServiceAccounts and policy, and keeps the CRDs', async () => {

@@ -1,6 +1,7 @@
 /**
  * A process of the product (gateway/src/main.ts, operator/src/main.ts) started as a deployment
- * would start it, its JSON log lines kept for waits and failure reports.
+ * would start it, its JSON log lines kept for waits and failure reports: on this machine's Node
+ * (ProductProcess), or in the product's image under podman (ContainerProcess, test/helpers/image.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { dirname, join, resolve } from 'node:path';
@@ -9,16 +10,19 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-export class ProductProcess {
+/** A child process whose output lines are kept, and awaited by their JSON `msg`. */
+export class LoggedProcess {
   readonly lines: string[] = [];
-  private readonly child: ChildProcess;
+  protected readonly child: ChildProcess;
   private readonly waiters = new Set<() => void>();
-  private exited = false;
+  private exitCode: number | null | undefined;
   readonly name: string;
+  /** Settles when the process has exited, with its exit code. */
+  readonly exit: Promise<number | null>;
 
-  constructor(name: string, script: string, env: Record<string, string>) {
+  protected constructor(name: string, child: ChildProcess) {
     this.name = name;
-    this.child = spawn(process.execPath, [join(ROOT, script)], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = child;
     for (const stream of [this.child.stdout, this.child.stderr]) {
       if (stream === null) continue;
       createInterface({ input: stream }).on('line', (line) => {
@@ -26,10 +30,17 @@ export class ProductProcess {
         for (const waiter of this.waiters) waiter();
       });
     }
-    this.child.once('exit', () => {
-      this.exited = true;
-      for (const waiter of this.waiters) waiter();
+    this.exit = new Promise((resolve) => {
+      this.child.once('exit', (code) => {
+        this.exitCode = code;
+        for (const waiter of this.waiters) waiter();
+        resolve(code);
+      });
     });
+  }
+
+  protected get exited(): boolean {
+    return this.exitCode !== undefined;
   }
 
   /** The process id, while it runs. */
@@ -71,11 +82,18 @@ export class ProductProcess {
     });
   }
 
+  /** Sends SIGTERM and waits for the exit. */
   async stop(): Promise<void> {
     if (this.exited) return;
-    const exited = new Promise((resolve) => this.child.once('exit', resolve));
     this.child.kill('SIGTERM');
-    await exited;
+    await this.exit;
+  }
+}
+
+/** The product's process on this machine's Node, with exactly the environment given. */
+export class ProductProcess extends LoggedProcess {
+  constructor(name: string, script: string, env: Record<string, string>) {
+    super(name, spawn(process.execPath, [join(ROOT, script)], { env, stdio: ['ignore', 'pipe', 'pipe'] }));
   }
 }
 
@@ -92,7 +110,7 @@ function parseJson(line: string): Record<string, unknown> | undefined {
  * Stops every process of a test file, printing each one's log when a test of the file failed.
  * Called from an `afterAll` declared before the cluster's, so they stop while the cluster runs.
  */
-export async function stopAll(processes: readonly ProductProcess[]): Promise<void> {
+export async function stopAll(processes: readonly LoggedProcess[]): Promise<void> {
   const failed = (globalThis.__failedTests ?? 0) > 0;
   for (const p of processes) {
     await p.stop();

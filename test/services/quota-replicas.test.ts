@@ -64,6 +64,8 @@ test(`${CREATES} creates spread over two gateway processes against maxRunningEng
     AIEM_HOST: '127.0.0.1',
     AIEM_REST_PORT: '0',
     AIEM_GRPC_PORT: '0',
+    // No load balancer to turn away here: stop at once.
+    AIEM_SHUTDOWN_DELAY_MS: '0',
     AIEM_LOG_LEVEL: 'info',
     AIEM_OIDC_ISSUER_URL: provider.issuer,
     AIEM_OIDC_AUDIENCE: provider.audience,

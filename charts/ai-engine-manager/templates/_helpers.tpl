@@ -145,3 +145,44 @@ A list of plural names with a subresource appended; call with
 - name: AIEM_LOG_LEVEL
   value: {{ .Values.logLevel | quote }}
 {{- end }}
+
+{{/*
+A component's topology spread: the given constraints, or (defaultTopologySpread) a preference to
+spread its pods over nodes and zones. Arguments: root, component, values (the component's values).
+*/}}
+{{- define "ai-engine-manager.topologySpread" -}}
+{{- if .values.topologySpreadConstraints }}
+topologySpreadConstraints:
+  {{- toYaml .values.topologySpreadConstraints | nindent 2 }}
+{{- else if .values.defaultTopologySpread }}
+topologySpreadConstraints:
+  {{- range list "kubernetes.io/hostname" "topology.kubernetes.io/zone" }}
+  - maxSkew: 1
+    topologyKey: {{ . }}
+    whenUnsatisfiable: ScheduleAnyway
+    labelSelector:
+      matchLabels:
+        {{- include "ai-engine-manager.selectorLabels" (dict "root" $.root "component" $.component) | nindent 8 }}
+  {{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+A component's PodDisruptionBudget. Arguments: root, component, name, values.
+*/}}
+{{- define "ai-engine-manager.podDisruptionBudget" -}}
+{{- if .values.podDisruptionBudget.enabled }}
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: {{ .name }}
+  namespace: {{ .root.Release.Namespace }}
+  labels:
+    {{- include "ai-engine-manager.componentLabels" (dict "root" .root "component" .component) | nindent 4 }}
+spec:
+  maxUnavailable: {{ .values.podDisruptionBudget.maxUnavailable }}
+  selector:
+    matchLabels:
+      {{- include "ai-engine-manager.selectorLabels" (dict "root" .root "component" .component) | nindent 6 }}
+{{- end }}
+{{- end }}
