@@ -9,6 +9,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { pooled } from '../../shared/kube-transport.ts';
 import { pino } from 'pino';
 import { Registry, collectDefaultMetrics } from 'prom-client';
+import { networkPeers } from './desired/network-peers.ts';
 import { DEFAULT_THROUGHPUT, startOperator, type Operator } from './operator.ts';
 import { LeaderElector, LEASE_TIMING, type Leadership } from './runtime/leader-election.ts';
 
@@ -51,6 +52,8 @@ function serve(port: number): Server {
   return server;
 }
 
+// Read before anything starts: a malformed setting stops the process with the reason.
+const engineNetworkPeers = networkPeers(process.env['AIEM_ENGINE_NETWORK_PEERS']);
 const server = serve(Number(env('AIEM_OPERATOR_PORT', '8081')));
 const elector = new LeaderElector({
   kubeConfig,
@@ -81,7 +84,11 @@ log.info('leading; starting controllers');
 state.operator = await startOperator({
   kubeConfig,
   namespace,
-  settings: { publicUrl: env('AIEM_PUBLIC_URL', 'http://127.0.0.1:8080') },
+  settings: {
+    publicUrl: env('AIEM_PUBLIC_URL', 'http://127.0.0.1:8080'),
+    engineServiceAccount: process.env['AIEM_ENGINE_SERVICE_ACCOUNT'] || undefined,
+    engineNetworkPeers,
+  },
   log,
   mayAct: () => leadership.mayAct(),
   registry,

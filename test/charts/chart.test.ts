@@ -7,6 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { jest } from '@jest/globals';
 import { load } from 'js-yaml';
+import { networkPeers } from '../../operator/src/desired/network-peers.ts';
 import { VERSION } from '../helpers/image.ts';
 import { DEFAULT_CLAIM_NAMES } from '../../gateway/src/auth/claims.ts';
 import { DEFAULT_ALGORITHMS } from '../../gateway/src/auth/oidc.ts';
@@ -166,6 +167,7 @@ describe('default values', () => {
         'RoleBinding/aiem-ai-engine-manager-operator',
         'Service/aiem-ai-engine-manager-gateway',
         'Service/aiem-ai-engine-manager-metrics',
+        'ServiceAccount/aiem-ai-engine-manager-engine',
         'ServiceAccount/aiem-ai-engine-manager-gateway',
         'ServiceAccount/aiem-ai-engine-manager-operator',
       ].sort(),
@@ -273,6 +275,8 @@ describe('default values', () => {
       AIEM_PUBLIC_URL: 'http://aiem-ai-engine-manager-gateway.aiem-system.svc:8080',
       AIEM_LOG_LEVEL: 'info',
       POD_NAME: undefined,
+      AIEM_ENGINE_SERVICE_ACCOUNT: 'aiem-ai-engine-manager-engine',
+      AIEM_ENGINE_NETWORK_PEERS: expect.any(String),
       AIEM_OPERATOR_HOST: '0.0.0.0',
       AIEM_OPERATOR_PORT: '8081',
       AIEM_OPERATOR_WORKERS: '16',
@@ -317,6 +321,25 @@ describe('default values', () => {
     expect(drain).toBeLessThan(30_000);
   });
 
+  test('engine pods run as a ServiceAccount bound to nothing, without its token, and admit the release\'s gateway pods only', () => {
+    const account = find(objects, 'ServiceAccount', '-engine') as unknown as { automountServiceAccountToken: boolean };
+    expect(account.automountServiceAccountToken).toBe(false);
+    const bindings = objects.filter((o) => o.kind === 'RoleBinding') as unknown as { subjects: { name: string }[] }[];
+    expect(bindings.flatMap((b) => b.subjects.map((x) => x.name))).not.toContain('aiem-ai-engine-manager-engine');
+    const env = envOf(container(objects, 'operator'));
+    expect(env['AIEM_ENGINE_SERVICE_ACCOUNT']).toBe('aiem-ai-engine-manager-engine');
+    // The operator reads the peers as it would at start; they pick the gateway's pods, not the operator's.
+    const peers = networkPeers(env['AIEM_ENGINE_NETWORK_PEERS']) ?? [];
+    expect(peers).toHaveLength(1);
+    const podLabels = (component: string): Record<string, string> =>
+      (deployment(objects, component).spec.template as unknown as { metadata: { labels: Record<string, string> } }).metadata
+        .labels;
+    const picks = (labels: Record<string, string>): boolean =>
+      Object.entries(peers[0]?.podSelector?.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
+    expect(picks(podLabels('gateway'))).toBe(true);
+    expect(picks(podLabels('operator'))).toBe(false);
+  });
+
   test('the Roles grant exactly what the code calls, in the release namespace, bound to the right ServiceAccount', () => {
     for (const [component, needs] of [
       ['gateway', gatewayNeeds()],
@@ -352,6 +375,19 @@ describe('default values', () => {
 });
 
 describe('value sets', () => {
+  test('engines: more peers (an ingress controller) are admitted after the gateway; both isolation parts can be turned off', async () => {
+    const ingress = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } } };
+    const objects = await render({ ...MINIMAL_VALUES, engines: { networkPolicy: { allowFrom: [ingress] } } });
+    const peers = networkPeers(envOf(container(objects, 'operator'))['AIEM_ENGINE_NETWORK_PEERS']);
+    expect(peers?.slice(1)).toEqual([ingress]);
+    const off = await render({
+      ...MINIMAL_VALUES,
+      engines: { serviceAccount: { create: false }, networkPolicy: { enabled: false } },
+    });
+    expect(Object.keys(envOf(container(off, 'operator'))).filter((k) => k.startsWith('AIEM_ENGINE_'))).toEqual([]);
+    expect(kinds(off)).not.toContain('ServiceAccount/aiem-ai-engine-manager-engine');
+  });
+
   test('an Ingress with TLS routes the REST port, and its https host becomes the public URL', async () => {
     const objects = await render({
       ...MINIMAL_VALUES,
@@ -470,6 +506,7 @@ describe('value sets', () => {
       rbac: { create: false },
       gateway: { serviceAccount: { create: false, name: 'api' } },
       operator: { serviceAccount: { create: false, name: 'runner' } },
+      engines: { serviceAccount: { create: false } },
     });
     expect(own.filter((o) => ['Role', 'RoleBinding', 'ServiceAccount'].includes(String(o.kind)))).toEqual([]);
     expect(deployment(own, 'gateway').spec.template.spec.serviceAccountName).toBe('api');

@@ -95,6 +95,8 @@ const OPERATOR_CALLS: Table = {
   deleteNamespacedService: on('', ['services'], ['delete']),
   listNamespacedConfigMap: on('', ['configmaps'], ['list', 'watch']),
   deleteNamespacedConfigMap: on('', ['configmaps'], ['delete']),
+  listNamespacedNetworkPolicy: on('networking.k8s.io', ['networkpolicies'], ['list', 'watch']),
+  deleteNamespacedNetworkPolicy: on('networking.k8s.io', ['networkpolicies'], ['delete']),
   listNamespacedPod: on('', ['pods'], ['list', 'watch']),
   deleteNamespacedPod: on('', ['pods'], ['delete']),
   listNamespacedPersistentVolumeClaim: on('', ['persistentvolumeclaims'], ['list', 'watch']),
@@ -107,12 +109,13 @@ const OPERATOR_CALLS: Table = {
 
 /**
  * What the operator needs beyond single calls: server-side apply (KubernetesObjectApi.patch)
- * of the desired ConfigMap, Service and StatefulSet creates them when missing, and their owner
+ * of the desired ConfigMap, NetworkPolicy, Service and StatefulSet creates them when missing, and their owner
  * references with blockOwnerDeletion need the right to update the engine's finalizers where
  * the OwnerReferencesPermissionEnforcement admission plugin runs.
  */
 const OPERATOR_APPLY: Permission[] = [
   ...on('', ['configmaps', 'services'], ['create', 'patch']),
+  ...on('networking.k8s.io', ['networkpolicies'], ['create', 'patch']),
   ...on('apps', ['statefulsets'], ['create', 'patch']),
   ...on(
     GROUP,

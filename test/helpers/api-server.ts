@@ -68,6 +68,12 @@ export interface ApiServerOptions {
  * Starts a control plane with the CRDs, and a gateway serving every implemented RPC, before the
  * tests of the calling file; stops both after them.
  */
+/** The labels that pick the gateway's pods, as admitted to engines in tests. */
+export const GATEWAY_POD = {
+  'app.kubernetes.io/name': 'ai-engine-manager',
+  'app.kubernetes.io/component': 'gateway',
+};
+
 export function useApiServer(options: ApiServerOptions): () => ApiServer {
   let server: ApiServer | undefined;
   let operator: Operator | undefined;
@@ -107,7 +113,11 @@ export function useApiServer(options: ApiServerOptions): () => ApiServer {
       operator = await startOperator({
         kubeConfig: cluster().kubeConfig,
         namespace: options.namespace,
-        settings: { publicUrl: gateway.restUrl },
+        // Engines admit what a gateway pod of the chart would be, as the chart configures it.
+        settings: {
+          publicUrl: gateway.restUrl,
+          engineNetworkPeers: [{ podSelector: { matchLabels: GATEWAY_POD } }],
+        },
         log: pino({ level: process.env['AIEM_LOG_LEVEL'] ?? 'silent' }),
       });
     }

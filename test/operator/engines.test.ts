@@ -7,10 +7,13 @@ import {
   AppsV1Api,
   CoreV1Api,
   CustomObjectsApi,
+  NetworkingV1Api,
   PatchStrategy,
   setHeaderOptions,
   type KubeConfig,
   type KubernetesObject,
+  type V1LabelSelector,
+  type V1NetworkPolicy,
   type V1Pod,
 } from '@kubernetes/client-node';
 import { fromJson, type Json } from '../../gateway/src/json/canonical.ts';
@@ -21,7 +24,7 @@ import type { Registry } from 'prom-client';
 import { ClusterView } from '../../operator/src/kube/cluster-view.ts';
 import { ENGINE_KINDS, startOperator, type Operator } from '../../operator/src/operator.ts';
 import { waitFor } from '../cluster/wait.ts';
-import { useApiServer } from '../helpers/api-server.ts';
+import { GATEWAY_POD, useApiServer } from '../helpers/api-server.ts';
 import { watchUntil, watchUntilGone } from '../helpers/watch.ts';
 import { GPU_TAINT } from '../cluster/nodes.ts';
 import {
@@ -129,7 +132,37 @@ async function ownedObjects(uid: string): Promise<string[]> {
     ...names('ConfigMap', (await core.listNamespacedConfigMap({ namespace, labelSelector })).items),
     ...names('Pod', (await core.listNamespacedPod({ namespace, labelSelector })).items),
     ...names('PVC', (await core.listNamespacedPersistentVolumeClaim({ namespace, labelSelector })).items),
+    ...names('NetworkPolicy', (await networkPolicies(labelSelector)).items),
   ];
+}
+
+const networkPolicies = (labelSelector: string): Promise<{ items: V1NetworkPolicy[] }> =>
+  api()
+    .cluster.kubeConfig.makeApiClient(NetworkingV1Api)
+    .listNamespacedNetworkPolicy({ namespace: NAMESPACE, labelSelector });
+
+/** Whether a label selector picks a pod with these labels (Kubernetes' rules, for the forms used here). */
+function selects(selector: V1LabelSelector | undefined, labels: Record<string, string>): boolean {
+  if (selector === undefined) return false;
+  const expressions = selector.matchExpressions ?? [];
+  if (expressions.length > 0) throw new Error('matchExpressions are not expected in engine policies');
+  return Object.entries(selector.matchLabels ?? {}).every(([key, value]) => labels[key] === value);
+}
+
+/** The ports of `policy` a pod with `labels` in the same namespace may connect to: 'all', or the listed ports. */
+function admitted(policy: V1NetworkPolicy, labels: Record<string, string>): 'all' | number[] {
+  const ports: number[] = [];
+  for (const rule of policy.spec?.ingress ?? []) {
+    if (
+      !(rule._from ?? []).some(
+        (peer) => peer.namespaceSelector === undefined && selects(peer.podSelector, labels),
+      )
+    )
+      continue;
+    if (rule.ports === undefined) return 'all';
+    ports.push(...rule.ports.map((p) => Number(p.port)));
+  }
+  return ports;
 }
 
 async function patchEngine(plural: string, name: string, body: object): Promise<void> {
@@ -267,6 +300,49 @@ describe('the operator', () => {
     expect(await podsOf(uid)).toHaveLength(0);
     const resume = await api().rest('POST', `/v1/${enc('workspaces/op/h2oEngines/h1')}:resume`);
     expect(resume.status).not.toBe(200);
+  });
+
+  test('isolates engines: no API token, no privilege escalation, and a NetworkPolicy that admits the gateway to the engine’s port and no other engine', async () => {
+    const dai = uidOf(await rest('POST', '/v1/workspaces/op/daiEngines?daiEngineId=iso', DAI), 'daiEngine');
+    const notebook = uidOf(
+      await rest('POST', '/v1/workspaces/op/notebookEngines?notebookEngineId=iso', {
+        profile: 'workspaces/global/notebookEngineProfiles/standard',
+        notebookImage: 'workspaces/global/notebookEngineImages/jupyter',
+      }),
+      'notebookEngine',
+    );
+    await reaches('daiengines', 'op.iso', 'STATE_RUNNING');
+    await reaches('notebookengines', 'op.iso', 'STATE_RUNNING');
+    const [daiPod] = await podsOf(dai);
+    const [notebookPod] = await podsOf(notebook);
+    for (const pod of [daiPod, notebookPod]) {
+      expect(pod?.spec?.automountServiceAccountToken).toBe(false);
+      expect(pod?.spec?.securityContext?.seccompProfile).toEqual({ type: 'RuntimeDefault' });
+      expect(pod?.spec?.containers[0]?.securityContext?.allowPrivilegeEscalation).toBe(false);
+      // No token volume was injected.
+      expect(pod?.spec?.volumes?.filter((v) => v.projected !== undefined) ?? []).toEqual([]);
+    }
+    const [daiPolicy] = (await networkPolicies(selector(dai))).items;
+    const [notebookPolicy] = (await networkPolicies(selector(notebook))).items;
+    if (daiPolicy === undefined || notebookPolicy === undefined)
+      throw new Error('An engine has no NetworkPolicy');
+    const labels = (pod: V1Pod | undefined): Record<string, string> => pod?.metadata?.labels ?? {};
+    // Each policy guards its own engine's pods only.
+    expect(selects(daiPolicy.spec?.podSelector, labels(daiPod))).toBe(true);
+    expect(selects(daiPolicy.spec?.podSelector, labels(notebookPod))).toBe(false);
+    expect(daiPolicy.spec?.policyTypes).toEqual(['Ingress']);
+    // The notebook (a user's code) reaches nothing of the DAI engine, nor the DAI engine the notebook.
+    expect(admitted(daiPolicy, labels(notebookPod))).toEqual([]);
+    expect(admitted(notebookPolicy, labels(daiPod))).toEqual([]);
+    // The gateway reaches each engine's port only; an engine's own pods reach each other fully.
+    expect(admitted(daiPolicy, GATEWAY_POD)).toEqual([12345]);
+    expect(admitted(notebookPolicy, GATEWAY_POD)).toEqual([8888]);
+    expect(admitted(daiPolicy, labels(daiPod))).toBe('all');
+    // Deleted with the engine.
+    await rest('DELETE', `/v1/${enc('workspaces/op/notebookEngines/iso')}`);
+    await gone('notebookengines', 'op.iso');
+    expect(await ownedObjects(notebook)).toEqual([]);
+    await rest('DELETE', `/v1/${enc('workspaces/op/daiEngines/iso')}`);
   });
 
   test('grows a notebook engine’s volume, reporting storageResizing until it is done', async () => {

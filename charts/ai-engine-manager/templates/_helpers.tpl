@@ -186,3 +186,19 @@ spec:
       {{- include "ai-engine-manager.selectorLabels" (dict "root" .root "component" .component) | nindent 6 }}
 {{- end }}
 {{- end }}
+
+{{/*
+The ServiceAccount engine pods run as: no permissions, no token mounted.
+*/}}
+{{- define "ai-engine-manager.engineServiceAccountName" -}}
+{{- printf "%s-engine" (include "ai-engine-manager.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+Who may connect to engine pods (besides the engine's own pods), as JSON NetworkPolicy peers: the
+release's gateway pods, then engines.networkPolicy.allowFrom (e.g. the ingress controller).
+*/}}
+{{- define "ai-engine-manager.engineNetworkPeers" -}}
+{{- $gateway := dict "podSelector" (dict "matchLabels" (include "ai-engine-manager.selectorLabels" (dict "root" . "component" "gateway") | fromYaml)) }}
+{{- prepend .Values.engines.networkPolicy.allowFrom $gateway | toJson }}
+{{- end }}

@@ -11,6 +11,8 @@ import type {
   V1ConfigMap,
   V1Container,
   V1EnvVar,
+  V1NetworkPolicy,
+  V1NetworkPolicyPeer,
   V1ObjectMeta,
   V1OwnerReference,
   V1PersistentVolumeClaim,
@@ -43,6 +45,7 @@ export interface DesiredObjects {
   statefulSet: V1StatefulSet;
   service: V1Service;
   configMap?: V1ConfigMap;
+  networkPolicy?: V1NetworkPolicy;
 }
 
 /** The workload name: a DNS label from the engine's object name (which may hold dots). */
@@ -148,6 +151,8 @@ function container(kind: EngineKind, engine: EngineResource, files: boolean): V1
     resources: resources(engine),
     // Ready means the engine answers on its port: until then the state reads CONNECTING.
     readinessProbe: { tcpSocket: { port: kind.port }, periodSeconds: 5, failureThreshold: 3 },
+    // No process of the engine gains privileges beyond its user's (setuid binaries included).
+    securityContext: { allowPrivilegeEscalation: false },
     ...(env.length > 0 ? { env } : {}),
     ...(volumeMounts.length > 0 ? { volumeMounts } : {}),
   };
@@ -159,15 +164,26 @@ function filesDigest(configMap: V1ConfigMap | undefined): Record<string, string>
   return { [FILES_DIGEST_ANNOTATION]: digest };
 }
 
-function podTemplate(kind: EngineKind, engine: EngineResource, configMap?: V1ConfigMap): V1PodTemplateSpec {
+function podTemplate(
+  kind: EngineKind,
+  engine: EngineResource,
+  settings: Settings,
+  configMap?: V1ConfigMap,
+): V1PodTemplateSpec {
   const secrets = versionInfo(kind, engine).imagePullSecrets ?? [];
   const configName = configMap?.metadata?.name;
+  const serviceAccount = settings.engineServiceAccount;
   const base: V1PodTemplateSpec = {
     metadata: {
       labels: engineLabels(kind, engine),
       annotations: { [ENGINE_ANNOTATION]: engine.metadata.name, ...filesDigest(configMap) },
     },
     spec: {
+      // Users run their own code in engines: no Kubernetes API token in the pod, and an account
+      // with no permissions. A profile's pod template may still ask for either.
+      ...(serviceAccount ? { serviceAccountName: serviceAccount } : {}),
+      automountServiceAccountToken: false,
+      securityContext: { seccompProfile: { type: 'RuntimeDefault' } },
       ...(secrets.length > 0 ? { imagePullSecrets: secrets.map((name) => ({ name })) } : {}),
       containers: [container(kind, engine, configMap !== undefined)],
       ...(configName ? { volumes: [{ name: FILES_VOLUME, configMap: { name: configName } }] } : {}),
@@ -220,7 +236,7 @@ export function desiredObjects(kind: EngineKind, engine: EngineResource, setting
       selector: { matchLabels: { [ENGINE_UID_LABEL]: engine.metadata.uid ?? '' } },
       // Pausing scales to zero and keeps the data; deleting the set deletes it.
       persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Delete', whenScaled: 'Retain' },
-      template: podTemplate(kind, engine, configMap),
+      template: podTemplate(kind, engine, settings, configMap),
       ...(kind.dataMountPath !== undefined ? { volumeClaimTemplates: [claimTemplate(kind, engine)] } : {}),
     },
   };
@@ -236,5 +252,39 @@ export function desiredObjects(kind: EngineKind, engine: EngineResource, setting
       publishNotReadyAddresses: true,
     },
   };
-  return configMap === undefined ? { statefulSet, service } : { statefulSet, service, configMap };
+  const networkPolicy =
+    settings.engineNetworkPeers && enginePolicy(kind, engine, meta, settings.engineNetworkPeers);
+  return {
+    statefulSet,
+    service,
+    ...(configMap === undefined ? {} : { configMap }),
+    ...(networkPolicy === undefined ? {} : { networkPolicy }),
+  };
+}
+
+/**
+ * Who may connect to the engine's pods: the pods of the same engine, on any port (the nodes of
+ * an H2O cluster talk to each other), and `peers` on the engine's port only. Other engines —
+ * another user's notebook among them — are not admitted. Outgoing traffic is not restricted.
+ */
+function enginePolicy(
+  kind: EngineKind,
+  engine: EngineResource,
+  meta: V1ObjectMeta,
+  peers: V1NetworkPolicyPeer[],
+): V1NetworkPolicy {
+  const own = { matchLabels: { [ENGINE_UID_LABEL]: engine.metadata.uid ?? '' } };
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: meta,
+    spec: {
+      podSelector: own,
+      policyTypes: ['Ingress'],
+      ingress: [
+        { _from: [{ podSelector: own }] },
+        ...(peers.length > 0 ? [{ _from: peers, ports: [{ port: kind.port, protocol: 'TCP' }] }] : []),
+      ],
+    },
+  };
 }

@@ -3,7 +3,7 @@
  * functions: how its pods run, what it wants, how its state names read. The shared reconcile
  * steps take one of these; no code switches on the kind name.
  */
-import type { V1EnvVar } from '@kubernetes/client-node';
+import type { V1EnvVar, V1NetworkPolicyPeer } from '@kubernetes/client-node';
 import { ID_LABEL, WORKSPACE_LABEL } from '../../../shared/resources.ts';
 
 /** An engine custom resource as the operator reads it. */
@@ -36,6 +36,16 @@ export interface EngineResource {
 export interface Settings {
   /** Where users reach engines, e.g. `https://cloud.example.com`; no trailing slash. */
   publicUrl: string;
+  /**
+   * The ServiceAccount engine pods run as (one without permissions); unset, the namespace's
+   * default. Either way no token is mounted unless a profile's pod template asks for one.
+   */
+  engineServiceAccount?: string | undefined;
+  /**
+   * Who may connect to an engine's port besides the engine's own pods (the gateway, the ingress
+   * controller): each engine then gets a NetworkPolicy admitting only them. Unset: no policy.
+   */
+  engineNetworkPeers?: V1NetworkPolicyPeer[] | undefined;
 }
 
 /** The state names a kind reports while stopping and once stopped. */

@@ -7,6 +7,7 @@
  */
 import {
   AppsV1Api,
+  NetworkingV1Api,
   CoreV1Api,
   CustomObjectsApi,
   KubernetesObjectApi,
@@ -65,6 +66,7 @@ export class KubeClient {
   private readonly custom: CustomObjectsApi;
   private readonly core: CoreV1Api;
   private readonly apps: AppsV1Api;
+  private readonly networking: NetworkingV1Api;
   private readonly objects: KubernetesObjectApi;
   private readonly bucket: TokenBucket;
   private readonly options: KubeClientOptions;
@@ -77,6 +79,7 @@ export class KubeClient {
     this.custom = kubeConfig.makeApiClient(CustomObjectsApi);
     this.core = kubeConfig.makeApiClient(CoreV1Api);
     this.apps = kubeConfig.makeApiClient(AppsV1Api);
+    this.networking = kubeConfig.makeApiClient(NetworkingV1Api);
     this.objects = KubernetesObjectApi.makeApiClient(kubeConfig);
     this.bucket = new TokenBucket(options.qps ?? 0, options.burst ?? 1);
   }
@@ -172,6 +175,15 @@ export class KubeClient {
     await unlessNotFound(
       this.call('delete', `ConfigMap/${name}`, () =>
         this.core.deleteNamespacedConfigMap({ name, namespace }),
+      ),
+    );
+  }
+
+  async deleteNetworkPolicy(name: string): Promise<void> {
+    const namespace = this.namespace;
+    await unlessNotFound(
+      this.call('delete', `NetworkPolicy/${name}`, () =>
+        this.networking.deleteNamespacedNetworkPolicy({ name, namespace }),
       ),
     );
   }

@@ -14,9 +14,11 @@
 import {
   AppsV1Api,
   CoreV1Api,
+  NetworkingV1Api,
   type KubeConfig,
   type KubernetesObject,
   type V1ConfigMap,
+  type V1NetworkPolicy,
   type V1ObjectMeta,
   type V1PersistentVolumeClaim,
   type V1Pod,
@@ -239,6 +241,7 @@ export class ClusterView {
   readonly claims: OwnedCopy<V1PersistentVolumeClaim>;
   readonly services: OwnedCopy<V1Service>;
   readonly configMaps: OwnedCopy<V1ConfigMap>;
+  readonly networkPolicies: OwnedCopy<V1NetworkPolicy>;
 
   constructor(
     options: { kubeConfig: KubeConfig; namespace: string; log: Logger; kinds: readonly EngineKind[] },
@@ -248,6 +251,7 @@ export class ClusterView {
     for (const kind of options.kinds) this.engines.set(kind.plural, new EngineCopy(options, kind, changed));
     const core = kubeConfig.makeApiClient(CoreV1Api);
     const apps = kubeConfig.makeApiClient(AppsV1Api);
+    const networking = kubeConfig.makeApiClient(NetworkingV1Api);
     const query = (limit: number, token: string | undefined) => ({
       namespace,
       labelSelector: OWNED_SELECTOR,
@@ -281,6 +285,11 @@ export class ClusterView {
       (l, t) => core.listNamespacedConfigMap(query(l, t)),
       TRIM.metadataOnly,
     );
+    this.networkPolicies = copy(
+      `/apis/networking.k8s.io/v1${ns}/networkpolicies`,
+      (l, t) => networking.listNamespacedNetworkPolicy(query(l, t)),
+      TRIM.metadataOnly,
+    );
   }
 
   private get collections(): WatchedCollection<unknown>[] {
@@ -291,6 +300,7 @@ export class ClusterView {
       this.claims.collection,
       this.services.collection,
       this.configMaps.collection,
+      this.networkPolicies.collection,
     ] as WatchedCollection<unknown>[];
   }
 

@@ -133,6 +133,8 @@ export class EngineReconciler {
     const { view } = this.deps;
     const name = workloadName(this.deps.kind, engine);
     if (desired.configMap) await this.applyChanged(view.configMaps, name, desired.configMap);
+    // The policy comes before the pods, so that no pod of the engine is ever reachable unguarded.
+    if (desired.networkPolicy) await this.applyChanged(view.networkPolicies, name, desired.networkPolicy);
     await this.applyChanged(view.services, name, desired.service);
     await this.applyChanged(view.statefulSets, name, desired.statefulSet, (wanted, existing) => {
       // Volume claim templates cannot change once the StatefulSet exists (growth goes to the
@@ -221,7 +223,7 @@ export class EngineReconciler {
     return plan.requeueAfterMs === undefined ? undefined : { requeueAfterMs: plan.requeueAfterMs };
   }
 
-  /** Deletes the engine's StatefulSet (its pods go with it), Service and ConfigMap, where present. */
+  /** Deletes the engine's StatefulSet (its pods go with it), Service, ConfigMap and NetworkPolicy, where present. */
   private async deleteWorkloads(engine: EngineResource): Promise<void> {
     const { kind, kube, view } = this.deps;
     const name = workloadName(kind, engine);
@@ -229,6 +231,7 @@ export class EngineReconciler {
     if (present(view.statefulSets.get(name))) await kube.deleteStatefulSet(name);
     if (present(view.services.get(name))) await kube.deleteService(name);
     if (present(view.configMaps.get(name))) await kube.deleteConfigMap(name);
+    if (present(view.networkPolicies.get(name))) await kube.deleteNetworkPolicy(name);
   }
 
   /** Deletion: remove the workloads and volumes, report DELETING, then let the resource go. */

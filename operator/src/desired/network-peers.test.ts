@@ -1,0 +1,32 @@
+import { networkPeers } from './network-peers.ts';
+
+describe('networkPeers()', () => {
+  test("reads the chart's peers into the client's model, ipBlock.except included", () => {
+    const text = JSON.stringify([
+      { podSelector: { matchLabels: { 'app.kubernetes.io/component': 'gateway' } } },
+      { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } } },
+      { ipBlock: { cidr: '10.0.0.0/8', except: ['10.1.0.0/16'] } },
+    ]);
+    expect(networkPeers(text)).toEqual([
+      { podSelector: { matchLabels: { 'app.kubernetes.io/component': 'gateway' } } },
+      { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } } },
+      { ipBlock: { cidr: '10.0.0.0/8', _except: ['10.1.0.0/16'] } },
+    ]);
+  });
+
+  test('unset or empty means no NetworkPolicies', () => {
+    expect(networkPeers(undefined)).toBeUndefined();
+    expect(networkPeers(' ')).toBeUndefined();
+  });
+
+  test.each([
+    ['{', /is not JSON/],
+    ['{}', /must be a JSON array/],
+    ['[{}]', /\[0\] must be a non-empty object/],
+    ['[{"podSelector":{"matchLabel":{}}}]', /\[0\]\.podSelector has unknown fields: matchLabel/],
+    ['[{"ipBlock":{}}]', /\[0\]\.ipBlock must have a cidr/],
+    ['[{"podSelector":{}},{"nodeSelector":{}}]', /\[1\] has an unknown field: nodeSelector/],
+  ])('refuses %s, saying where', (text, message) => {
+    expect(() => networkPeers(text)).toThrow(message);
+  });
+});
