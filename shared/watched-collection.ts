@@ -89,6 +89,8 @@ export class WatchedCollection<T> {
   /** The newest resourceVersion seen (list, event or bookmark), as a number for comparisons. */
   private newest = -1n;
   private isSynced = false;
+  /** Whether the first failure to list was logged: later ones are retried quietly. */
+  private waitingNoted = false;
   private listCount = 0;
   /** The current watch is being ended on purpose, to resume at once. */
   private resuming = false;
@@ -222,10 +224,19 @@ export class WatchedCollection<T> {
 
   private markStale(error: unknown): void {
     const { log, what, path } = this.options;
-    // A new kind's storage starting answers 429 for a while: routine, one line, no stack.
-    if (this.isSynced) log.warn({ err: error, what }, 'watch failed; copy stale until relisted');
-    else if (statusCode(error) === 429) log.info({ what, path }, 'list refused for now (429); retrying');
-    else log.debug({ err: error, what }, 'list or watch failed; retrying');
+    const code = statusCode(error);
+    const reason = error instanceof Error ? error.message.slice(0, 200) : String(error);
+    // What a starting or busy cluster answers (a kind not served yet while its CRD settles, a
+    // new kind's storage starting, overload, a dropped connection) is routine: one line, no
+    // stack; the stack is kept at debug level for what is not.
+    log.debug({ err: error, what }, 'list or watch failed');
+    if (this.isSynced) {
+      if (transient(code)) log.info({ what, code, reason }, 'watch ended; relisting');
+      else log.warn({ what, code, reason }, 'watch failed; copy stale until relisted');
+    } else if (!this.waitingNoted) {
+      this.waitingNoted = true;
+      log.info({ what, path, code, reason }, 'not listed yet; retrying until the cluster serves it');
+    }
     this.isSynced = false;
   }
 
@@ -237,6 +248,7 @@ export class WatchedCollection<T> {
     this.advance(version);
     this.listCount++;
     this.isSynced = true;
+    this.waitingNoted = false;
     this.firstSync.resolve();
   }
 
@@ -350,4 +362,12 @@ export function isNewer(a: string | undefined, b: string | undefined): boolean {
 /** The client library ends a watch that has been silent for 30 s: resuming from there loses nothing. */
 function isQuietEnd(error: unknown): boolean {
   return error instanceof Error && error.name === 'TimeoutError';
+}
+
+/**
+ * Answers a starting or busy cluster gives, or none (a dropped connection): retried without alarm.
+ * 404 is a kind whose CRD is not Established yet; 410 a watch resumed too late.
+ */
+function transient(code: number | undefined): boolean {
+  return code === undefined || [404, 408, 410, 429, 500, 503, 504].includes(code);
 }

@@ -11,6 +11,7 @@
  * ServiceAccount: what they may do is what the pods could.
  */
 import { waitFor } from '../cluster/wait.ts';
+import { restAt, type RestResponse } from '../helpers/api-server.ts';
 import { ContainerProcess, runArguments, VERSION, type PodSpec } from '../helpers/image.ts';
 import { stopAll, type LoggedProcess } from '../helpers/product-process.ts';
 import { execFile } from 'node:child_process';
@@ -269,21 +270,9 @@ function forContainer(path: string): string {
   return path;
 }
 
-async function restCall(
-  base: string,
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<{ status: number; json: Record<string, unknown> }> {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: {
-      Authorization: `Bearer ${await identity().accessToken('admin')}`,
-      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: response.status, json: (await response.json()) as Record<string, unknown> };
+async function restCall(base: string, method: string, path: string, body?: unknown): Promise<RestResponse> {
+  const headers = { Authorization: `Bearer ${await identity().accessToken('admin')}` };
+  return restAt(base, { method, path, body, headers });
 }
 
 test('the gateway and operator, configured as the chart configures them and signed in as its ServiceAccounts, run an engine from creation to deletion', async () => {

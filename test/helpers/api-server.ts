@@ -125,7 +125,7 @@ export function useApiServer(options: ApiServerOptions): () => ApiServer {
       cluster: cluster(),
       gateway,
       store,
-      rest: (method, path, body, headers) => rest(gateway.restUrl, { method, path, body, headers }),
+      rest: (method, path, body, headers) => restAt(gateway.restUrl, { method, path, body, headers }),
       grpc: (rpc, request, metadata) =>
         grpc(clients, gateway.grpcAddress, { rpc, request, metadata: metadata ?? new Metadata() }),
       sees: (plural, object) => sees(store, plural, object),
@@ -139,7 +139,8 @@ export function useApiServer(options: ApiServerOptions): () => ApiServer {
   };
 }
 
-async function rest(
+/** A REST call to a gateway at `base`; `body` is sent as JSON when given. */
+export async function restAt(
   base: string,
   {
     method,
