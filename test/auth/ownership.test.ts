@@ -6,6 +6,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { DEFAULT_POLICY_FILE } from '../../gateway/src/auth/policy-authorizer.ts';
 import { Code } from '../../gateway/src/errors/code.ts';
+import { waitFor } from '../cluster/wait.ts';
 import { useApiServer, type RestResponse } from '../helpers/api-server.ts';
 import { useIdentity } from '../helpers/use-identity.ts';
 import { defineCatalogue, engineBodies, GIB, ok, profile } from './catalogue.ts';
@@ -372,12 +373,13 @@ describe('grants per workspace, from a policy file that changes while the gatewa
     permissions: ['actions/enginemanager/daiEngines/*']
 `;
 
+  /** The gateway reads the file every 2 s; a loaded machine may take several rounds. */
   async function applied(check: () => Promise<boolean>): Promise<void> {
-    for (let i = 0; i < 100; i++) {
-      if (await check()) return;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    throw new Error('The changed policy never applied');
+    await waitFor(async () => ((await check()) ? true : undefined), {
+      what: 'the changed policy applied',
+      timeoutMs: 30_000,
+      intervalMs: 50,
+    });
   }
 
   test('a workspace administrator reaches every engine of its workspace, and nothing elsewhere', async () => {

@@ -147,8 +147,11 @@ export class ResourceStore {
    * once it holds the previous holder's write, else from the apiserver.
    */
   async listHeld(kind: ResourceKind, workspace: string, held: Held): Promise<Stored[]> {
-    const fresh =
-      held.tookOver || (held.lastWrite !== undefined && !(await this.caughtUp(kind, held.lastWrite)));
+    // The previous holder's write, and this replica's own newest write of the kind (a pause just
+    // made outside the lock counts too, even when its watch event is slow to arrive).
+    const awaited = [held.lastWrite, this.written.get(kind.kind)].filter((v) => v !== undefined);
+    let fresh = held.tookOver;
+    for (const version of awaited) if (!fresh && !(await this.caughtUp(kind, version))) fresh = true;
     return fresh ? this.listDirect(kind, workspace) : this.list(kind, workspace);
   }
 
