@@ -53,10 +53,16 @@ export function startController(options: ControllerOptions): Controller {
         if (result?.requeueAfterMs !== undefined) queue.addAfter(key, result.requeueAfterMs);
       } catch (error: unknown) {
         errors.inc({ controller: options.name });
-        // A write race (409) or a busy apiserver (429) is routine: the retry sorts it out.
-        // After a stop, or once leadership lapsed, work abandoned is not news either.
-        const routine = stopped || error instanceof NotLeading || [409, 429].includes(statusCode(error) ?? 0);
-        log[routine ? 'debug' : 'warn']({ err: error, key }, 'reconcile failed; retrying with backoff');
+        // A write race (409) or a busy or restarting apiserver (429, 503, 504) is routine: the
+        // retry sorts it out. After a stop, or once leadership lapsed, work abandoned is not news
+        // either. Otherwise one line with the reason; the stack only at debug level.
+        const code = statusCode(error);
+        const routine = stopped || error instanceof NotLeading || [409, 429, 503, 504].includes(code ?? 0);
+        log.debug({ err: error, key }, 'reconcile failed');
+        if (!routine) {
+          const reason = error instanceof Error ? error.message.slice(0, 300) : String(error);
+          log.warn({ key, code, reason }, 'reconcile failed; retrying with backoff');
+        }
         queue.retry(key);
       } finally {
         reconciles.inc({ controller: options.name });
