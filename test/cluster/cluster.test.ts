@@ -14,6 +14,7 @@ import {
 } from '@kubernetes/client-node';
 import { useCluster } from '../helpers/use-cluster.ts';
 import { watchUntil } from '../helpers/watch.ts';
+import { waitFor } from './wait.ts';
 import { startCluster } from './cluster.ts';
 import { GPU_TAINT } from './nodes.ts';
 import { DEFAULT_LOG_LINES } from './pod-logs.ts';
@@ -168,6 +169,33 @@ describe('the local control plane', () => {
       { what: 'the Deployment to report 2 ready replicas' },
     );
   });
+
+  test('kwok, killed, is started again and pods go on becoming Running', async () => {
+    const kwok = (): { pid: number | undefined; running: boolean } | undefined =>
+      cluster()
+        .components()
+        .find((c) => c.name === 'kwok');
+    const before = kwok()?.pid;
+    if (before === undefined) throw new Error('kwok is not running');
+    process.kill(before, 'SIGKILL');
+    await waitFor(() => Promise.resolve(kwok()?.pid !== before || undefined), { what: 'kwok started again' });
+    expect(kwok()?.running).toBe(true);
+    const namespace = await newNamespace();
+    await core().createNamespacedPod({
+      namespace,
+      body: {
+        metadata: { name: 'after-restart', labels: { app: 'after-restart' } },
+        spec: { containers: [{ name: 'c', image: 'example.invalid/c:1' }] },
+      },
+    });
+    await watchUntil<V1Pod>(
+      cluster().kubeConfig,
+      `/api/v1/namespaces/${namespace}/pods`,
+      podLabelled('after-restart'),
+      // The new kwok takes the nodes over once its predecessor's node Leases expire (40 s).
+      { what: 'the pod Running after kwok restarted', timeoutMs: 90_000 },
+    );
+  }, 120_000);
 
   test('a GPU pod with the toleration lands on a GPU node; without it, it stays Pending', async () => {
     const namespace = await newNamespace();

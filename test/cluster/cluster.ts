@@ -20,7 +20,7 @@ import { DEFAULT_NODE_POOLS, simulatedNodes, type NodePoolOptions, KWOK_NODE_ANN
 import { adminKubeconfig, createPki, type Pki } from './pki.ts';
 import { criLog, DEFAULT_LOG_LINES, defaultClusterLogs, simulatePodLogs, type PodRef } from './pod-logs.ts';
 import { freePort } from './ports.ts';
-import { startProcess, type ManagedProcess } from './process.ts';
+import { startProcess, startSupervised, type ManagedProcess } from './process.ts';
 import { StorageSimulator } from './storage-simulator.ts';
 import { GiveUp, waitFor } from './wait.ts';
 
@@ -390,7 +390,8 @@ async function startKwok(context: ComponentContext & { kubeConfig: KubeConfig })
     },
   });
   await writeFile(configPath, [header, ...stages, dump(defaultClusterLogs(defaultLog))].join('\n---\n'));
-  return launch(context, 'kwok', join(context.binaries.kwok, 'kwok'), [
+  // Supervised: kwok keeps no state, and may crash on a race of its own (see startSupervised).
+  const args = [
     `--kubeconfig=${context.kubeconfigPath}`,
     `--config=${configPath}`,
     '--manage-all-nodes=false',
@@ -408,7 +409,17 @@ async function startKwok(context: ComponentContext & { kubeConfig: KubeConfig })
     `--tls-private-key-file=${context.pki.kwokKey}`,
     // Logs objects (one pod's simulated logs) come from the API, so tests can add them.
     '--enable-crds=Logs',
-  ]);
+  ];
+  // A new kwok takes the nodes over once the node Leases its predecessor held have expired
+  // (kwok instances share nodes through them): within --node-lease-duration-seconds.
+  const kwok = startSupervised({
+    name: 'kwok',
+    command: join(context.binaries.kwok, 'kwok'),
+    args,
+    logDir: context.runDir,
+  });
+  context.processes.push(kwok);
+  return kwok;
 }
 
 /**

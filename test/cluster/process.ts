@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, readFileSync } from 'node:fs';
+import { appendFileSync, createWriteStream, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** A component of the local control plane: one child process whose output goes to a log file. */
@@ -86,4 +86,59 @@ export function tailFile(path: string, lines: number): string {
   } catch (error: unknown) {
     return `(no log: ${String(error)})`;
   }
+}
+
+/**
+ * Like {@link startProcess}, but started again (at most `maxRestarts` times) when it exits
+ * without being asked to. For kwok: it holds no state of its own (everything is in the API), and
+ * it can crash at start-up on a data race of its own (concurrent initialisation of its stages'
+ * CEL environments, "fatal error: concurrent map writes"); a kubelet would restart it too.
+ */
+export function startSupervised(
+  options: Parameters<typeof startProcess>[0],
+  maxRestarts = 5,
+): ManagedProcess {
+  let current = startProcess(options);
+  let stopping = false;
+  let restarts = 0;
+  const { promise: exited, resolve } = Promise.withResolvers<number | null>();
+  const watch = (process: ManagedProcess): void => {
+    void process.exited.then((code) => {
+      if (stopping || restarts >= maxRestarts) {
+        resolve(code);
+        return;
+      }
+      restarts++;
+      appendNote(
+        process.logPath,
+        `[harness] ${options.name} exited unexpectedly; restart ${restarts} of ${maxRestarts}`,
+      );
+      current = startProcess(options);
+      watch(current);
+    });
+  };
+  watch(current);
+  return {
+    name: options.name,
+    logPath: current.logPath,
+    get pid() {
+      return current.pid;
+    },
+    exited,
+    running: () => !stopping && (current.running() || restarts < maxRestarts),
+    async stop(graceMs?: number): Promise<void> {
+      stopping = true;
+      await current.stop(graceMs);
+      await exited;
+    },
+    kill: () => {
+      stopping = true;
+      current.kill();
+    },
+    tail: (lines?: number) => current.tail(lines),
+  };
+}
+
+function appendNote(path: string, note: string): void {
+  appendFileSync(path, `${note}\n`);
 }
