@@ -217,5 +217,5 @@ bench-docs: apt-packages docs ## Lighthouse scores of the docs site's home page 
 ##@ Clean
 
 .PHONY: clean
-clean: ## Remove node_modules, docs site builds and local run state (the machine cache stays)
-	rm -rf node_modules .run docs-site/node_modules docs-site/build docs-site/build-test docs-site/.docusaurus
+clean: ## Remove node_modules, docs site builds, the image archive and local run state (the machine cache stays)
+	rm -rf node_modules .run dist docs-site/node_modules docs-site/build docs-site/build-test docs-site/.docusaurus
