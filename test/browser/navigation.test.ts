@@ -106,9 +106,11 @@ describe('failures', () => {
       failed.push(route.request().url());
       await route.abort('connectionreset');
     });
+    // A client-side navigation fires no load event; only the full reload does (a new document).
+    const reloaded = page.waitForEvent('load');
     await page.getByRole('link', { name: 'Get started' }).click();
+    await reloaded;
     await page.waitForURL(site().at(OVERVIEW_PAGE));
-    await page.waitForLoadState('load');
     expect(failed.length).toBeGreaterThan(0);
     await expect(documentMark(page)).resolves.toBeUndefined();
     // The reloaded page comes from the server with its content, even without its scripts.
