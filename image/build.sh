@@ -29,7 +29,9 @@ podman=(podman --runtime runc)
 limits=(--ulimit nofile=1024:1024 --ulimit nproc=1024:1024)
 
 echo "Base: Debian bookworm packages (mmdebstrap)"
-(cd "$work" && apt-get download -qq -o APT::Sandbox::User=root ca-certificates)
+# The host's package lists may be missing or stale (cleaned images): refresh them once if needed.
+download_ca() { (cd "$work" && apt-get download -qq -o APT::Sandbox::User=root ca-certificates); }
+download_ca 2>/dev/null || { apt-get update -qq && download_ca; }
 mmdebstrap --quiet --variant=extract --include=libc6,libgcc-s1,libstdc++6,base-files,netbase \
   --extract-hook="image/finish-base.sh \"\$1\" $(ls "$work"/ca-certificates_*.deb) $out/$name.debian-packages.txt" \
   bookworm "$work/base.tar"
