@@ -17,7 +17,10 @@ if [ -n "$(git status --porcelain -- gateway operator shared package.json packag
   revision="$revision-dirty"
 fi
 source_url="${IMAGE_SOURCE:-$(git remote get-url origin 2>/dev/null || echo unknown)}"
-# Reproducible: file times and the image's creation time are the last commit's.
+# Never credentials in a published label (CI checkouts often carry a token in the remote's URL).
+source_url=$(sed -E 's#://[^/@]+@#://#' <<<"$source_url")
+# File times and the image's creation time are the last commit's (the Debian packages are
+# bookworm's current ones at build time).
 export SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct)}"
 name="ai-engine-manager-$version"
 image="localhost/ai-engine-manager:$version"

@@ -235,7 +235,10 @@ export class WatchedCollection<T> {
       else log.warn({ what, code, reason }, 'watch failed; copy stale until relisted');
     } else if (!this.waitingNoted) {
       this.waitingNoted = true;
-      log.info({ what, path, code, reason }, 'not listed yet; retrying until the cluster serves it');
+      // A refusal (401, 403: a missing permission) will not pass by itself: say so louder.
+      if (transient(code))
+        log.info({ what, path, code, reason }, 'not listed yet; retrying until the cluster serves it');
+      else log.warn({ what, path, code, reason }, 'cannot list; retrying');
     }
     this.isSynced = false;
   }

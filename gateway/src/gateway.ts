@@ -2,7 +2,7 @@ import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ServerCredentials } from '@grpc/grpc-js';
 import express from 'express';
-import { grpcServer } from './grpc/server.ts';
+import { grpcServer, notServing } from './grpc/server.ts';
 import type { Authenticate, Handlers } from './call/handler.ts';
 import { restRouter } from './rest/mux.ts';
 
@@ -27,6 +27,8 @@ export interface GatewayOptions {
 export interface Gateway {
   restUrl: string;
   grpcAddress: string;
+  /** gRPC health reports NOT_SERVING from now on (REST's /readyz follows `ready`). */
+  notServing(): void;
   /** Stops accepting connections and calls; calls in flight get `drainMs` to finish, then are cut. */
   stop(drainMs?: number): Promise<void>;
 }
@@ -60,7 +62,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     });
     server.once('error', reject);
   });
-  const grpc = grpcServer(options.handlers, authenticate);
+  const { server: grpc, health } = grpcServer(options.handlers, authenticate);
   const grpcPort = await new Promise<number>((resolve, reject) => {
     grpc.bindAsync(
       `${options.host}:${options.grpcPort}`,
@@ -75,6 +77,9 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   return {
     restUrl: `http://${options.host}:${restPort}`,
     grpcAddress: `${options.host}:${grpcPort}`,
+    notServing: () => {
+      notServing(health);
+    },
     async stop(drainMs = DRAIN_MS): Promise<void> {
       // Drain: no new connections or calls; calls in flight get a moment to finish, then the
       // rest are cut, so a stop is bounded whatever clients do.

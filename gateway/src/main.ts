@@ -79,6 +79,7 @@ try {
   const stop = (): void => {
     if (stopping) return;
     stopping = true;
+    gateway.notServing();
     log.info({ shutdownDelayMs }, 'Stopping gateway: not ready, still serving while callers turn away');
     const finish = async (): Promise<void> => {
       await new Promise((resolve) => setTimeout(resolve, shutdownDelayMs));
@@ -93,8 +94,8 @@ try {
       () => process.exit(1),
     );
   };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
 } catch (error: unknown) {
   // A setting is missing or wrong, or a port is taken: say which, and exit for a restart.
   log.fatal({ err: error }, 'Failed to start gateway');

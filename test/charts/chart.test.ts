@@ -323,23 +323,33 @@ describe('default values', () => {
     expect(drain).toBeLessThan(30_000);
   });
 
-  test('engine pods run as a ServiceAccount bound to nothing, without its token, and admit the release\'s gateway pods only', () => {
+  test('engine pods run as a ServiceAccount bound to nothing, without its token, and admit the gateway and other namespaces, never the release namespace\'s other pods', () => {
     const account = find(objects, 'ServiceAccount', '-engine') as unknown as { automountServiceAccountToken: boolean };
     expect(account.automountServiceAccountToken).toBe(false);
     const bindings = objects.filter((o) => o.kind === 'RoleBinding') as unknown as { subjects: { name: string }[] }[];
     expect(bindings.flatMap((b) => b.subjects.map((x) => x.name))).not.toContain('aiem-ai-engine-manager-engine');
     const env = envOf(container(objects, 'operator'));
     expect(env['AIEM_ENGINE_SERVICE_ACCOUNT']).toBe('aiem-ai-engine-manager-engine');
-    // The operator reads the peers as it would at start; they pick the gateway's pods, not the operator's.
+    // The operator reads the peers as it would at start.
     const peers = networkPeers(env['AIEM_ENGINE_NETWORK_PEERS']) ?? [];
-    expect(peers).toHaveLength(1);
     const podLabels = (component: string): Record<string, string> =>
       (deployment(objects, component).spec.template as unknown as { metadata: { labels: Record<string, string> } }).metadata
         .labels;
-    const picks = (labels: Record<string, string>): boolean =>
-      Object.entries(peers[0]?.podSelector?.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
-    expect(picks(podLabels('gateway'))).toBe(true);
-    expect(picks(podLabels('operator'))).toBe(false);
+    /** Whether some peer admits a pod with these labels in this namespace (the forms the chart renders). */
+    const admits = (labels: Record<string, string>, namespace: string): boolean =>
+      peers.some((peer) => {
+        if (peer.podSelector)
+          return namespace === 'aiem-system' && Object.entries(peer.podSelector.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
+        const expressions = peer.namespaceSelector?.matchExpressions ?? [];
+        return expressions.every((e) => e.key === 'kubernetes.io/metadata.name' && e.operator === 'NotIn' && !(e.values ?? []).includes(namespace));
+      });
+    expect(peers).toHaveLength(2);
+    expect(admits(podLabels('gateway'), 'aiem-system')).toBe(true);
+    // An engine's pod (a user's notebook) in the release namespace is not admitted...
+    expect(admits({ 'engine.h2o.ai/engine-uid': 'other', 'engine.h2o.ai/engine-kind': 'NotebookEngine' }, 'aiem-system')).toBe(false);
+    expect(admits(podLabels('operator'), 'aiem-system')).toBe(false);
+    // ...while an ingress controller in its own namespace is.
+    expect(admits({ 'app.kubernetes.io/name': 'ingress-nginx' }, 'ingress-nginx')).toBe(true);
   });
 
   test('the Roles grant exactly what the code calls, in the release namespace, bound to the right ServiceAccount', () => {
@@ -377,11 +387,19 @@ describe('default values', () => {
 });
 
 describe('value sets', () => {
-  test('engines: more peers (an ingress controller) are admitted after the gateway; both isolation parts can be turned off', async () => {
+  test('engines: more peers (an ingress controller) are admitted; other namespaces can be left out; both isolation parts can be turned off', async () => {
     const ingress = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } } };
     const objects = await render({ ...MINIMAL_VALUES, engines: { networkPolicy: { allowFrom: [ingress] } } });
     const peers = networkPeers(envOf(container(objects, 'operator'))['AIEM_ENGINE_NETWORK_PEERS']);
-    expect(peers?.slice(1)).toEqual([ingress]);
+    expect(peers?.slice(2)).toEqual([ingress]);
+    // Narrowed to the gateway and the ingress controller alone.
+    const narrow = await render({
+      ...MINIMAL_VALUES,
+      engines: { networkPolicy: { allowOtherNamespaces: false, allowFrom: [ingress] } },
+    });
+    const narrowPeers = networkPeers(envOf(container(narrow, 'operator'))['AIEM_ENGINE_NETWORK_PEERS']);
+    expect(narrowPeers?.map((p) => Object.keys(p))).toEqual([['podSelector'], ['namespaceSelector']]);
+    expect(narrowPeers?.[1]).toEqual(ingress);
     const off = await render({
       ...MINIMAL_VALUES,
       engines: { serviceAccount: { create: false }, networkPolicy: { enabled: false } },
@@ -533,6 +551,11 @@ describe('bad values fail with a message naming the value', () => {
       'a grace period the gateway\'s drain does not fit in',
       { ...MINIMAL_VALUES, gateway: { shutdownDelaySeconds: 10, drainTimeoutSeconds: 20 } },
       /gateway.terminationGracePeriodSeconds must exceed gateway.shutdownDelaySeconds \+ gateway.drainTimeoutSeconds/,
+    ],
+    [
+      'an engine peer with an ipBlock beside a selector',
+      { ...MINIMAL_VALUES, engines: { networkPolicy: { allowFrom: [{ ipBlock: { cidr: '10.0.0.0/8' }, podSelector: {} }] } } },
+      /at '\/engines\/networkPolicy\/allowFrom\/0'/,
     ],
     ['negative replicas', { ...MINIMAL_VALUES, gateway: { replicas: -1 } }, /at '\/gateway\/replicas': minimum: got -1, want 0/],
     ['replicas as text', { ...MINIMAL_VALUES, operator: { replicas: 'two' } }, /at '\/operator\/replicas': got string, want integer/],

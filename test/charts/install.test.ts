@@ -360,6 +360,22 @@ test('the gateway and operator, configured as the chart configures them and sign
     daiEngineVersion: 'workspaces/global/daiEngineVersions/1.10.6',
   });
   await until(`${name} running`, state('STATE_RUNNING'));
+  // Isolated as the chart configures it: its pod without a token, as the engine ServiceAccount,
+  // behind a NetworkPolicy that admits the peers the chart rendered to its port.
+  const [policy] = (
+    JSON.parse(await kubectl(['get', 'networkpolicies', '-n', NAMESPACE, '-l', 'engine.h2o.ai/engine-kind', '-o', 'json'])) as {
+      items: { spec: { ingress: { from: unknown[]; ports?: unknown[] }[] } }[];
+    }
+  ).items;
+  const operatorEnv = podOf(manifest, 'operator').containers[0]?.env ?? [];
+  const renderedPeers = JSON.parse(operatorEnv.find((e) => e.name === 'AIEM_ENGINE_NETWORK_PEERS')?.value ?? '[]') as unknown[];
+  expect(policy?.spec.ingress[1]).toEqual({ from: renderedPeers, ports: [{ port: 12345, protocol: 'TCP' }] });
+  const [enginePod] = (
+    JSON.parse(await kubectl(['get', 'pods', '-n', NAMESPACE, '-l', 'engine.h2o.ai/engine-kind', '-o', 'json'])) as {
+      items: { spec: { serviceAccountName: string; automountServiceAccountToken: boolean } }[];
+    }
+  ).items;
+  expect(enginePod?.spec).toMatchObject({ serviceAccountName: 'aiem-ai-engine-manager-engine', automountServiceAccountToken: false });
   // Logs: the gateway lists the engine's pods and reads their (simulated) container logs.
   const download = await rest('POST', `${path}:downloadLogs`, {});
   const logs = Buffer.from((download['logs'] as { data?: string } | undefined)?.data ?? '', 'base64').toString();
@@ -380,7 +396,7 @@ test('the gateway and operator, configured as the chart configures them and sign
   await rest('DELETE', path);
   await until(`${name} deleted`, [engine, '--for=delete']);
   const left = JSON.parse(
-    await kubectl(['get', 'statefulsets,services,configmaps,persistentvolumeclaims', '-n', NAMESPACE, '-l', 'engine.h2o.ai/engine-kind', '-o', 'json']),
+    await kubectl(['get', 'statefulsets,services,configmaps,persistentvolumeclaims,networkpolicies', '-n', NAMESPACE, '-l', 'engine.h2o.ai/engine-kind', '-o', 'json']),
   ) as { items: unknown[] };
   expect(left.items).toEqual([]);
   // Nothing was refused on the way.
@@ -465,7 +481,7 @@ test('helm uninstall removes the workloads, Services, RBAC, ServiceAccounts and 
   });
   await kubectl(['wait', '--for=delete', 'pod', '-l', INSTANCE, '-n', NAMESPACE, '--timeout=60s']);
   const left = JSON.parse(
-    await kubectl(['get', 'deployments,replicasets,pods,services,serviceaccounts,roles,rolebindings,configmaps', '-l', INSTANCE, '-n', NAMESPACE, '-o', 'json']),
+    await kubectl(['get', 'deployments,replicasets,pods,services,serviceaccounts,roles,rolebindings,configmaps,poddisruptionbudgets', '-l', INSTANCE, '-n', NAMESPACE, '-o', 'json']),
   ) as { items: unknown[] };
   expect(left.items).toEqual([]);
   const crds = JSON.parse(await kubectl(['get', 'crd', '-l', INSTANCE, '-o', 'json'])) as { items: unknown[] };

@@ -196,9 +196,16 @@ The ServiceAccount engine pods run as: no permissions, no token mounted.
 
 {{/*
 Who may connect to engine pods (besides the engine's own pods), as JSON NetworkPolicy peers: the
-release's gateway pods, then engines.networkPolicy.allowFrom (e.g. the ingress controller).
+release's gateway pods; with allowOtherNamespaces, pods of every other namespace (the ingress
+controller's) but none of the release namespace, where every user's engines run; then
+engines.networkPolicy.allowFrom.
 */}}
 {{- define "ai-engine-manager.engineNetworkPeers" -}}
 {{- $gateway := dict "podSelector" (dict "matchLabels" (include "ai-engine-manager.selectorLabels" (dict "root" . "component" "gateway") | fromYaml)) }}
-{{- prepend .Values.engines.networkPolicy.allowFrom $gateway | toJson }}
+{{- $peers := list $gateway }}
+{{- if .Values.engines.networkPolicy.allowOtherNamespaces }}
+{{- $elsewhere := dict "key" "kubernetes.io/metadata.name" "operator" "NotIn" "values" (list .Release.Namespace) }}
+{{- $peers = append $peers (dict "namespaceSelector" (dict "matchExpressions" (list $elsewhere))) }}
+{{- end }}
+{{- concat $peers .Values.engines.networkPolicy.allowFrom | toJson }}
 {{- end }}

@@ -18,7 +18,7 @@ import {
 } from '../gen/ai/h2o/engine/v1/dai_engine_profile_service.pb.ts';
 import { ROUTES } from '../gen/routes.ts';
 import { ensureBinaries } from '../../../test/cluster/binaries.ts';
-import { grpcServer, handlerKey, SERVICE_DEFINITIONS } from './server.ts';
+import { grpcServer, handlerKey, notServing, SERVICE_DEFINITIONS } from './server.ts';
 
 const SVC = 'ai.h2o.engine.v1.DAIEngineProfileService';
 const handlers: Handlers = {
@@ -42,7 +42,7 @@ const authenticate: Authenticate = (headers) => {
     ? Promise.reject(unauthenticated())
     : Promise.resolve({ subject: token, displayName: token, roles: [] });
 };
-const server = grpcServer(handlers, authenticate);
+const { server, health: serverHealth } = grpcServer(handlers, authenticate);
 let client: DAIEngineProfileServiceClient;
 let address: string;
 
@@ -140,7 +140,7 @@ describe('grpcServer()', () => {
     } satisfies Partial<ServiceError>);
   });
 
-  test('reports SERVING on the standard health service, overall and per API service', async () => {
+  test('reports SERVING on the standard health service, overall and per API service, until told it is stopping', async () => {
     const Health = makeGenericClientConstructor(healthService, 'Health');
     const health = new Health(address, credentials.createInsecure()) as unknown as {
       check(
@@ -159,6 +159,10 @@ describe('grpcServer()', () => {
     await expect(check('')).resolves.toBe('SERVING');
     await expect(check('ai.h2o.engine.v1.DAIEngineProfileService')).resolves.toBe('SERVING');
     await expect(check('no.such.Service')).rejects.toMatchObject({ code: status.NOT_FOUND });
+    // A stopping gateway says so to gRPC health checkers too, overall and per service.
+    notServing(serverHealth);
+    await expect(check('')).resolves.toBe('NOT_SERVING');
+    await expect(check('ai.h2o.engine.v1.DAIEngineProfileService')).resolves.toBe('NOT_SERVING');
     health.close();
   });
 

@@ -22,6 +22,7 @@ import { NotebookEngineServiceService } from '../gen/ai/h2o/engine/v1/notebook_e
 import { ROUTES } from '../gen/routes.ts';
 import { fromJson, toJson } from '../json/canonical.ts';
 import { log } from '../log.ts';
+import type { HealthImplementation } from 'grpc-health-check';
 import { addIntrospection } from './introspection.ts';
 import { statusDetailsBin } from './status-details.ts';
 import type { Authenticate, CallHeaders, Handlers } from '../call/handler.ts';
@@ -75,7 +76,10 @@ function headersOf(metadata: Metadata): CallHeaders {
  * A grpc-js server whose every RPC calls the same handlers as the REST router. RPCs without a
  * handler answer UNIMPLEMENTED.
  */
-export function grpcServer(handlers: Handlers, authenticate: Authenticate): Server {
+export function grpcServer(
+  handlers: Handlers,
+  authenticate: Authenticate,
+): { server: Server; health: HealthImplementation } {
   const server = new Server();
   const responseTypes = new Map(ROUTES.map((r) => [`${r.service}.${r.rpc}`, r.responseType]));
   for (const definition of SERVICE_DEFINITIONS) {
@@ -111,9 +115,14 @@ export function grpcServer(handlers: Handlers, authenticate: Authenticate): Serv
     }
     server.addService(definition, implementation);
   }
-  addIntrospection(server, SERVICE_DEFINITIONS.map(serviceName));
+  const health = addIntrospection(server, SERVICE_DEFINITIONS.map(serviceName));
   authenticateUnknownMethods(server, authenticate);
-  return server;
+  return { server, health };
+}
+
+/** Every status the health service reports (overall and per service) set to NOT_SERVING. */
+export function notServing(health: HealthImplementation): void {
+  for (const name of ['', ...SERVICE_DEFINITIONS.map(serviceName)]) health.setStatus(name, 'NOT_SERVING');
 }
 
 /** A grpc-js method handler, as the server looks them up by path. */

@@ -6,11 +6,21 @@ describe('networkPeers()', () => {
       { podSelector: { matchLabels: { 'app.kubernetes.io/component': 'gateway' } } },
       { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } } },
       { ipBlock: { cidr: '10.0.0.0/8', except: ['10.1.0.0/16'] } },
+      {
+        namespaceSelector: {
+          matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['aiem'] }],
+        },
+      },
     ]);
     expect(networkPeers(text)).toEqual([
       { podSelector: { matchLabels: { 'app.kubernetes.io/component': 'gateway' } } },
       { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } } },
       { ipBlock: { cidr: '10.0.0.0/8', _except: ['10.1.0.0/16'] } },
+      {
+        namespaceSelector: {
+          matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['aiem'] }],
+        },
+      },
     ]);
   });
 
@@ -25,6 +35,16 @@ describe('networkPeers()', () => {
     ['[{}]', /\[0\] must be a non-empty object/],
     ['[{"podSelector":{"matchLabel":{}}}]', /\[0\]\.podSelector has unknown fields: matchLabel/],
     ['[{"ipBlock":{}}]', /\[0\]\.ipBlock must have a cidr/],
+    ['[{"ipBlock":{"cidr":"everywhere"}}]', /\[0\]\.ipBlock must have a cidr/],
+    ['[{"ipBlock":{"cidr":"10.0.0.0/8"},"podSelector":{}}]', /\[0\]: an ipBlock stands alone/],
+    [
+      '[{"podSelector":{"matchLabels":{"a":1}}}]',
+      /\[0\]\.podSelector\.matchLabels must map label names to strings/,
+    ],
+    [
+      '[{"namespaceSelector":{"matchExpressions":[{"key":"a","operator":"Near"}]}}]',
+      /matchExpressions\[0\] needs a key and an operator/,
+    ],
     ['[{"podSelector":{}},{"nodeSelector":{}}]', /\[1\] has an unknown field: nodeSelector/],
   ])('refuses %s, saying where', (text, message) => {
     expect(() => networkPeers(text)).toThrow(message);

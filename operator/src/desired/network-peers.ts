@@ -1,25 +1,63 @@
 /**
  * The peers admitted to engines' ports (AIEM_ENGINE_NETWORK_PEERS): a JSON array of Kubernetes
  * NetworkPolicyPeer objects, as the chart renders them, read into client-node's model (which names
- * `ipBlock.except` `_except`). A malformed setting stops the operator at start with the reason,
- * rather than leaving engines unguarded or unreachable.
+ * `ipBlock.except` `_except`). Everything the apiserver would refuse is refused here, so a
+ * malformed setting stops the operator at start with the reason, rather than failing every
+ * engine's reconcile later.
  */
 import type { V1IPBlock, V1LabelSelector, V1NetworkPolicyPeer } from '@kubernetes/client-node';
 
+const OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist'];
+const CIDR = /^[0-9a-fA-F.:]+\/\d{1,3}$/;
+
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
+const isStrings = (value: unknown): value is string[] =>
+  Array.isArray(value) && value.every((v) => typeof v === 'string');
+
+function matchLabels(value: unknown, where: string): Record<string, string> {
+  if (!isObject(value) || !Object.values(value).every((v) => typeof v === 'string'))
+    throw new Error(`${where}.matchLabels must map label names to strings`);
+  return value as Record<string, string>;
+}
+
+function matchExpressions(value: unknown, where: string): NonNullable<V1LabelSelector['matchExpressions']> {
+  if (!Array.isArray(value)) throw new Error(`${where}.matchExpressions must be a list`);
+  return value.map((expression: unknown, i) => {
+    const at = `${where}.matchExpressions[${i}]`;
+    if (
+      !isObject(expression) ||
+      typeof expression['key'] !== 'string' ||
+      !OPERATORS.includes(String(expression['operator']))
+    )
+      throw new Error(`${at} needs a key and an operator (${OPERATORS.join(', ')})`);
+    const values = expression['values'];
+    if (values !== undefined && !isStrings(values)) throw new Error(`${at}.values must be a list of strings`);
+    return {
+      key: expression['key'],
+      operator: String(expression['operator']),
+      ...(values ? { values } : {}),
+    };
+  });
+}
 
 function selector(value: unknown, where: string): V1LabelSelector {
   if (!isObject(value)) throw new Error(`${where} must be a label selector object`);
   const unknown = Object.keys(value).filter((key) => key !== 'matchLabels' && key !== 'matchExpressions');
   if (unknown.length > 0) throw new Error(`${where} has unknown fields: ${unknown.join(', ')}`);
-  return value;
+  const labels = value['matchLabels'];
+  const expressions = value['matchExpressions'];
+  return {
+    ...(labels === undefined ? {} : { matchLabels: matchLabels(labels, where) }),
+    ...(expressions === undefined ? {} : { matchExpressions: matchExpressions(expressions, where) }),
+  };
 }
 
 function ipBlock(value: unknown, where: string): V1IPBlock {
-  if (!isObject(value) || typeof value['cidr'] !== 'string') throw new Error(`${where} must have a cidr`);
+  if (!isObject(value) || typeof value['cidr'] !== 'string' || !CIDR.test(value['cidr']))
+    throw new Error(`${where} must have a cidr such as 10.0.0.0/8`);
   const except = value['except'];
-  if (except !== undefined && !(Array.isArray(except) && except.every((e) => typeof e === 'string')))
+  if (except !== undefined && !(isStrings(except) && except.every((e) => CIDR.test(e))))
     throw new Error(`${where}.except must be a list of CIDRs`);
   return { cidr: value['cidr'], ...(except === undefined ? {} : { _except: except }) };
 }
@@ -28,6 +66,9 @@ function peer(value: unknown, index: number): V1NetworkPolicyPeer {
   const where = `AIEM_ENGINE_NETWORK_PEERS[${index}]`;
   if (!isObject(value) || Object.keys(value).length === 0)
     throw new Error(`${where} must be a non-empty object`);
+  // Kubernetes refuses an ipBlock beside a selector.
+  if ('ipBlock' in value && Object.keys(value).length > 1)
+    throw new Error(`${where}: an ipBlock stands alone`);
   const result: V1NetworkPolicyPeer = {};
   for (const [key, field] of Object.entries(value)) {
     if (key === 'podSelector') result.podSelector = selector(field, `${where}.podSelector`);

@@ -56,6 +56,11 @@ export interface ReconcilerDeps {
 const uidOf = (engine: EngineResource): string => engine.metadata.uid ?? '';
 const live = (object: KubernetesObject): boolean => object.metadata?.deletionTimestamp === undefined;
 
+/** Whether the copy holds the object and it is not being deleted. */
+function present(object: KubernetesObject | undefined): boolean {
+  return object !== undefined && live(object);
+}
+
 export class EngineReconciler {
   private readonly deps: ReconcilerDeps;
 
@@ -135,6 +140,8 @@ export class EngineReconciler {
     if (desired.configMap) await this.applyChanged(view.configMaps, name, desired.configMap);
     // The policy comes before the pods, so that no pod of the engine is ever reachable unguarded.
     if (desired.networkPolicy) await this.applyChanged(view.networkPolicies, name, desired.networkPolicy);
+    // Policies turned off: the engine's earlier policy would go on enforcing the old peers.
+    else if (present(view.networkPolicies.get(name))) await this.deps.kube.deleteNetworkPolicy(name);
     await this.applyChanged(view.services, name, desired.service);
     await this.applyChanged(view.statefulSets, name, desired.statefulSet, (wanted, existing) => {
       // Volume claim templates cannot change once the StatefulSet exists (growth goes to the
@@ -227,7 +234,6 @@ export class EngineReconciler {
   private async deleteWorkloads(engine: EngineResource): Promise<void> {
     const { kind, kube, view } = this.deps;
     const name = workloadName(kind, engine);
-    const present = (object: KubernetesObject | undefined): boolean => object !== undefined && live(object);
     if (present(view.statefulSets.get(name))) await kube.deleteStatefulSet(name);
     if (present(view.services.get(name))) await kube.deleteService(name);
     if (present(view.configMaps.get(name))) await kube.deleteConfigMap(name);
