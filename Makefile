@@ -157,12 +157,9 @@ format: node_modules/.package-lock.json ## Format the sources
 
 ##@ Image
 
-# The source repository's URL, for the image's org.opencontainers.image.source label.
-IMAGE_SOURCE ?= $(shell git remote get-url origin 2>/dev/null)
-
 .PHONY: image
-image: apt-packages node_modules/.package-lock.json ## Build the OCI image of the gateway and the operator into dist/image (with its SBOM)
-	NODE="$(NODE)" IMAGE_SOURCE="$(IMAGE_SOURCE)" bash image/build.sh
+image: apt-packages $(NODE) ## Build the OCI image of the gateway and the operator into dist/image (with its SBOM)
+	NODE="$(NODE)" bash image/build.sh
 
 ##@ Run
 

@@ -35,8 +35,10 @@ echo "Base: Debian bookworm packages (mmdebstrap)"
 # The host's package lists may be missing or stale (cleaned images): refresh them once if needed.
 download_ca() { (cd "$work" && apt-get download -qq -o APT::Sandbox::User=root ca-certificates); }
 download_ca 2>/dev/null || { apt-get update -qq && download_ca; }
+ca_debs=("$work"/ca-certificates_*.deb)
+[ "${#ca_debs[@]}" -eq 1 ] && [ -f "${ca_debs[0]}" ] || { echo "expected one ca-certificates package" >&2; exit 1; }
 mmdebstrap --quiet --variant=extract --include=libc6,libgcc-s1,libstdc++6,base-files,netbase \
-  --extract-hook="image/finish-base.sh \"\$1\" $(ls "$work"/ca-certificates_*.deb) $out/$name.debian-packages.txt" \
+  --extract-hook="image/finish-base.sh \"\$1\" \"$PWD/${ca_debs[0]}\" \"$PWD/$out/$name.debian-packages.txt\"" \
   bookworm "$work/base.tar"
 base="localhost/ai-engine-manager-base:$version"
 "${podman[@]}" import --quiet "$work/base.tar" "$base" >/dev/null

@@ -33,6 +33,7 @@ chmod 1777 "$root/tmp"
 # mawk comes only because base-files' maintainer script needs an awk, and that script never runs
 # here: its files go, so that the image holds no interpreter but Node.
 for deb in "$root"/var/cache/apt/archives/mawk_*.deb; do
+  [ -e "$deb" ] || continue # none pulled in
   dpkg-deb --fsys-tarfile "$deb" | tar -t | sed 's|^\./||' | while read -r path; do
     if [ -f "$root/$path" ] || [ -L "$root/$path" ]; then rm -f "$root/$path"; fi
   done

@@ -72,6 +72,11 @@ export function statusCode(error: unknown): number | undefined {
     : undefined;
 }
 
+/** A failed call's message, short enough for one log line (its stack goes to debug level). */
+export function reasonOf(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).slice(0, 300);
+}
+
 /** Objects per list page while (re)listing: bounded memory per response. */
 const LIST_PAGE = 500;
 /** Seconds after which the apiserver ends a watch (resumed at once from where it was). */
@@ -225,7 +230,7 @@ export class WatchedCollection<T> {
   private markStale(error: unknown): void {
     const { log, what, path } = this.options;
     const code = statusCode(error);
-    const reason = error instanceof Error ? error.message.slice(0, 200) : String(error);
+    const reason = reasonOf(error);
     // What a starting or busy cluster answers (a kind not served yet while its CRD settles, a
     // new kind's storage starting, overload, a dropped connection) is routine: one line, no
     // stack; the stack is kept at debug level for what is not.

@@ -15,20 +15,18 @@ import { ResourceStore } from './store/store.ts';
 
 const env = (name: string, fallback: string): string => process.env[name] ?? fallback;
 
-/** A duration in milliseconds from the environment. */
-function milliseconds(name: string, fallback: number): number {
+/** A whole number from the environment, at most `max`; `what` names it in the error. */
+function integer(name: string, fallback: number, what: string, max = Number.MAX_SAFE_INTEGER): number {
   const value = Number(env(name, String(fallback)));
-  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a number of milliseconds`);
+  if (!Number.isInteger(value) || value < 0 || value > max) throw new Error(`${name} must be ${what}`);
   return value;
 }
 
+/** A duration in milliseconds from the environment. */
+const milliseconds = (name: string, fallback: number): number =>
+  integer(name, fallback, 'a number of milliseconds');
 /** A port number from the environment; 0 picks a free one. */
-function port(name: string, fallback: number): number {
-  const value = Number(env(name, String(fallback)));
-  if (!Number.isInteger(value) || value < 0 || value > 65535)
-    throw new Error(`${name} must be a port number`);
-  return value;
-}
+const port = (name: string, fallback: number): number => integer(name, fallback, 'a port number', 65535);
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
   version: string;

@@ -12,6 +12,8 @@ import { promisify } from 'node:util';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { loadAll } from 'js-yaml';
 import { ensureBinaries } from '../cluster/binaries.ts';
+import { restAt, type RestResponse } from '../helpers/api-server.ts';
+import type { IdentityProvider } from '../identity/provider.ts';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const CHART = join(ROOT, 'charts', 'ai-engine-manager');
@@ -99,4 +101,20 @@ export function find(objects: readonly Rendered[], kind: string, suffix = ''): R
     throw new Error(`Expected one ${kind} named *${suffix}, found ${JSON.stringify(names)}`);
   }
   return found[0] as Rendered;
+}
+
+/** The chart's identity values for a test's identity provider: its issuer, audience and roles claim. */
+export function oidcValues(provider: IdentityProvider): { oidc: object } {
+  return { oidc: { issuerUrl: provider.issuer, audiences: [provider.audience], rolesClaim: provider.rolesClaim } };
+}
+
+/** REST calls to a gateway at `base` as the provider's account `admin`, with a fresh token each. */
+export function adminRest(
+  base: string,
+  provider: IdentityProvider,
+): (method: string, path: string, body?: unknown) => Promise<RestResponse> {
+  return async (method, path, body) => {
+    const headers = { Authorization: `Bearer ${await provider.accessToken('admin')}` };
+    return restAt(base, { method, path, body, headers });
+  };
 }

@@ -11,8 +11,8 @@
  * ServiceAccount: what they may do is what the pods could.
  */
 import { waitFor } from '../cluster/wait.ts';
-import { restAt, type RestResponse } from '../helpers/api-server.ts';
-import { ContainerProcess, runArguments, VERSION, type PodSpec } from '../helpers/image.ts';
+import type { RestResponse } from '../helpers/api-server.ts';
+import { ContainerProcess, VERSION, type PodSpec } from '../helpers/image.ts';
 import { stopAll, type LoggedProcess } from '../helpers/product-process.ts';
 import { execFile } from 'node:child_process';
 import { chownSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -25,7 +25,7 @@ import { KWOK_NODE_ANNOTATION } from '../cluster/nodes.ts';
 import { DEFAULT_LOG_LINES } from '../cluster/pod-logs.ts';
 import { useCluster } from '../helpers/use-cluster.ts';
 import { startIdentityProvider, type IdentityProvider } from '../identity/provider.ts';
-import { CHART, helm, parseManifests, ROOT, valuesFile, type Rendered } from './helm.ts';
+import { adminRest, CHART, helm, oidcValues, parseManifests, ROOT, valuesFile, type Rendered } from './helm.ts';
 import { gatewayNeeds, LEASE, operatorNeeds, permissionKey, type Permission } from './permissions.ts';
 
 const NAMESPACE = 'aiem-system';
@@ -57,15 +57,7 @@ const identity = (): IdentityProvider => {
 };
 
 /** The values of the release: the test's identity provider; everything else the chart's defaults. */
-function releaseValues(): object {
-  return {
-    oidc: {
-      issuerUrl: identity().issuer,
-      audiences: [identity().audience],
-      rolesClaim: identity().rolesClaim,
-    },
-  };
-}
+const releaseValues = (): object => oidcValues(identity());
 
 beforeAll(async () => {
   provider = await startIdentityProvider({ accounts: [{ id: 'admin', name: 'Ada Admin', roles: ['admin'] }] });
@@ -270,10 +262,8 @@ function forContainer(path: string): string {
   return path;
 }
 
-async function restCall(base: string, method: string, path: string, body?: unknown): Promise<RestResponse> {
-  const headers = { Authorization: `Bearer ${await identity().accessToken('admin')}` };
-  return restAt(base, { method, path, body, headers });
-}
+const restCall = (base: string, method: string, path: string, body?: unknown): Promise<RestResponse> =>
+  adminRest(base, identity())(method, path, body);
 
 test('the gateway and operator, configured as the chart configures them and signed in as its ServiceAccounts, run an engine from creation to deletion', async () => {
   const manifest = parseManifests(await helm(['get', 'manifest', RELEASE, '-n', NAMESPACE], { kubeconfig: cluster().kubeconfigPath }));
@@ -284,26 +274,19 @@ test('the gateway and operator, configured as the chart configures them and sign
 
   // Both run in the product's image (podman, runc) as the Deployments' pods would: their command,
   // environment, mounts, user and read-only root, on the host's network to reach the cluster.
-  const suffix = `${process.pid}-${Date.now()}`;
-  const gateway = new ContainerProcess(
-    'gateway',
-    runArguments(`aiem-test-gateway-${suffix}`, podOf(manifest, 'gateway'), {
-      podName: 'aiem-ai-engine-manager-gateway-local',
-      volumes: { policy: policyDir },
-      kubeconfig: forContainer(await serviceAccountKubeconfig(GATEWAY_SA)),
-      overrides: { AIEM_HOST: '127.0.0.1', AIEM_REST_PORT: '0', AIEM_GRPC_PORT: '0' },
-    }),
-  );
+  const gateway = new ContainerProcess('gateway', podOf(manifest, 'gateway'), {
+    podName: 'aiem-ai-engine-manager-gateway-local',
+    volumes: { policy: policyDir },
+    kubeconfig: forContainer(await serviceAccountKubeconfig(GATEWAY_SA)),
+    overrides: { AIEM_HOST: '127.0.0.1', AIEM_REST_PORT: '0', AIEM_GRPC_PORT: '0' },
+  });
   processes.push(gateway);
-  const operator = new ContainerProcess(
-    'operator',
-    runArguments(`aiem-test-operator-${suffix}`, podOf(manifest, 'operator'), {
-      podName: OPERATOR_POD,
-      volumes: {},
-      kubeconfig: forContainer(await serviceAccountKubeconfig(OPERATOR_SA)),
-      overrides: { AIEM_OPERATOR_HOST: '127.0.0.1', AIEM_OPERATOR_PORT: '0' },
-    }),
-  );
+  const operator = new ContainerProcess('operator', podOf(manifest, 'operator'), {
+    podName: OPERATOR_POD,
+    volumes: {},
+    kubeconfig: forContainer(await serviceAccountKubeconfig(OPERATOR_SA)),
+    overrides: { AIEM_OPERATOR_HOST: '127.0.0.1', AIEM_OPERATOR_PORT: '0' },
+  });
   processes.push(operator);
   const started = await gateway.waitForLog('Started gateway');
   // pid 1: the process is the container's own.
@@ -428,17 +411,21 @@ test('a gateway told to stop (SIGTERM, as on a rollout) answers every call sent 
       outcomes.push({ status, afterSignal });
     }
   };
-  const poller = async (): Promise<void> => {
-    while (!unready) {
+  const readiness = waitFor(
+    async () => {
       const status = await fetch(`${base}/readyz`).then((r) => r.status, () => 0);
-      if (status !== 200) unready = true;
-      else await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  };
-  const calls = Promise.all([...Array.from({ length: 6 }, caller), poller()]);
+      return status === 200 ? undefined : status;
+    },
+    { what: 'the gateway reporting not ready', intervalMs: 100, timeoutMs: 90_000 },
+  ).finally(() => {
+    unready = true;
+  });
+  const calls = Promise.all(Array.from({ length: 6 }, caller));
   await waitFor(() => Promise.resolve(outcomes.length >= 20 ? true : undefined), { what: '20 calls answered', timeoutMs: 30_000 });
   await gateway.signal('SIGTERM');
   signalled = true;
+  // Not ready while still listening (a 503, not a refused connection).
+  expect(await readiness).toBe(503);
   await calls;
   const code = await gateway.exit;
   expect(outcomes.filter((o) => o.status !== 200)).toEqual([]);

@@ -16,13 +16,14 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { load } from 'js-yaml';
 import { waitFor } from '../cluster/wait.ts';
-import { restAt, type RestResponse } from '../helpers/api-server.ts';
+import type { RestResponse } from '../helpers/api-server.ts';
 import { useCluster } from '../helpers/use-cluster.ts';
 import { ProductProcess, stopAll } from '../helpers/product-process.ts';
 import { startIdentityProvider, type IdentityProvider } from '../identity/provider.ts';
-import { PROFILE } from '../operator/fixtures.ts';
+import { ok, PROFILE } from '../operator/fixtures.ts';
+import { VERSION } from '../helpers/image.ts';
 import { ALL_KINDS } from './permissions.ts';
-import { CHART, helm, ROOT, valuesFile } from './helm.ts';
+import { adminRest, CHART, helm, oidcValues, ROOT, valuesFile } from './helm.ts';
 
 /** Chart 1.2.0 as released: the last commit of that version. */
 const PREVIOUS = { version: '1.2.0', commit: '54eaf9af4b8c7b7ff00e47ae5406aa8c52a76bf6' };
@@ -46,9 +47,7 @@ function identity(): IdentityProvider {
   return provider;
 }
 
-const values = (): object => ({
-  oidc: { issuerUrl: identity().issuer, audiences: [identity().audience], rolesClaim: identity().rolesClaim },
-});
+const values = (): object => oidcValues(identity());
 
 /** The chart of a commit, extracted from git history. */
 async function chartAt(commit: string): Promise<string> {
@@ -112,31 +111,25 @@ beforeAll(async () => {
   );
   const base = String((await gateway.waitForLog('Started gateway'))['restUrl']);
   await gateway.waitForLog('caches in sync');
-  rest = async (method, path, body) => {
-    const headers = { Authorization: `Bearer ${await identity().accessToken('admin')}` };
-    return restAt(base, { method, path, body, headers });
-  };
+  rest = adminRest(base, identity());
 }, 240_000);
 
-async function ok(method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
-  const { status, json } = await rest(method, path, body);
-  if (status !== 200) throw new Error(`${method} ${path}: ${status} ${JSON.stringify(json)}`);
-  return json;
-}
+const call = (method: string, path: string, body?: unknown): Promise<Record<string, unknown>> =>
+  ok(rest(method, path, body));
 
 const state = (id: string, wanted: string): Promise<string> =>
   kubectl(['wait', '-n', NAMESPACE, '--timeout=60s', `daiengines.engine.h2o.ai/team.${id}`, `--for=jsonpath={.status.state}=${wanted}`]);
 
 test(`resources made under chart ${PREVIOUS.version} survive helm upgrade to this chart, and the product runs them on`, async () => {
-  await ok('POST', '/v1/workspaces/global/daiEngineProfiles?daiEngineProfileId=standard', PROFILE);
-  await ok('POST', '/v1/workspaces/global/daiEngineVersions?daiEngineVersionId=1.10.6', { image: 'dai:1.10.6', aliases: ['latest'] });
-  await ok('POST', '/v1/workspaces/global/notebookEngineImages?notebookEngineImageId=jupyter', { image: 'jupyter:1', enabled: true });
+  await call('POST', '/v1/workspaces/global/daiEngineProfiles?daiEngineProfileId=standard', PROFILE);
+  await call('POST', '/v1/workspaces/global/daiEngineVersions?daiEngineVersionId=1.10.6', { image: 'dai:1.10.6', aliases: ['latest'] });
+  await call('POST', '/v1/workspaces/global/notebookEngineImages?notebookEngineImageId=jupyter', { image: 'jupyter:1', enabled: true });
   const engine = { profile: 'workspaces/global/daiEngineProfiles/standard', daiEngineVersion: 'workspaces/global/daiEngineVersions/latest' };
-  await ok('POST', '/v1/workspaces/team/daiEngines?daiEngineId=running', engine);
-  await ok('POST', '/v1/workspaces/team/daiEngines?daiEngineId=paused', engine);
+  await call('POST', '/v1/workspaces/team/daiEngines?daiEngineId=running', engine);
+  await call('POST', '/v1/workspaces/team/daiEngines?daiEngineId=paused', engine);
   await state('running', 'STATE_RUNNING');
   await state('paused', 'STATE_RUNNING');
-  await ok('POST', `/v1/${encodeURIComponent('workspaces/team/daiEngines/paused')}:pause`, {});
+  await call('POST', `/v1/${encodeURIComponent('workspaces/team/daiEngines/paused')}:pause`, {});
   await state('paused', 'STATE_PAUSED');
   const before = await resources();
   expect(Object.keys(before).sort()).toEqual([
@@ -153,22 +146,21 @@ test(`resources made under chart ${PREVIOUS.version} survive helm upgrade to thi
     chart: string;
     status: string;
   }[];
-  const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
   expect(history.map((h) => [h.chart, h.status])).toEqual([
     [`ai-engine-manager-${PREVIOUS.version}`, 'superseded'],
-    [`ai-engine-manager-${version}`, 'deployed'],
+    [`ai-engine-manager-${VERSION}`, 'deployed'],
   ]);
   expect(await resources()).toEqual(before);
   expect(await workloads()).toEqual(sets);
   // This chart's additions arrived beside them.
   await kubectl(['get', 'poddisruptionbudget', `${RELEASE}-ai-engine-manager-gateway`, '-n', NAMESPACE]);
   // The API serves what was there, and engines go on changing state.
-  const listed = await ok('GET', '/v1/workspaces/team/daiEngines');
+  const listed = await call('GET', '/v1/workspaces/team/daiEngines');
   expect((listed['daiEngines'] as { name: string; state: string }[]).map((e) => [e.name, e.state]).sort()).toEqual([
     ['workspaces/team/daiEngines/paused', 'STATE_PAUSED'],
     ['workspaces/team/daiEngines/running', 'STATE_RUNNING'],
   ]);
-  await ok('POST', `/v1/${encodeURIComponent('workspaces/team/daiEngines/paused')}:resume`, {});
+  await call('POST', `/v1/${encodeURIComponent('workspaces/team/daiEngines/paused')}:resume`, {});
   await state('paused', 'STATE_RUNNING');
 }, 240_000);
 
@@ -187,7 +179,7 @@ test('helm uninstall keeps the CRDs and every resource; another release name ins
     kubeconfig(),
   );
   expect(await resources()).toEqual(before);
-  await waitFor(async () => ((await ok('GET', '/v1/workspaces/team/daiEngines'))['daiEngines'] as unknown[]).length === 2 || undefined, {
+  await waitFor(async () => ((await call('GET', '/v1/workspaces/team/daiEngines'))['daiEngines'] as unknown[]).length === 2 || undefined, {
     what: 'the engines listed',
     timeoutMs: 30_000,
   });

@@ -109,7 +109,7 @@ function mountArguments(pod: PodSpec, container: ContainerSpec, options: RunOpti
 }
 
 /** podman run's arguments for the first container of a rendered pod template; nothing of this machine leaks in. */
-export function runArguments(name: string, pod: PodSpec, options: RunOptions): string[] {
+function runArguments(name: string, pod: PodSpec, options: RunOptions): string[] {
   const container = pod.containers[0];
   if (container === undefined) throw new Error('The pod has no container');
   const [command, ...rest] = container.command ?? [];
@@ -133,8 +133,10 @@ export function runArguments(name: string, pod: PodSpec, options: RunOptions): s
 export class ContainerProcess extends LoggedProcess {
   private readonly containerName: string;
 
-  constructor(name: string, args: readonly string[]) {
-    const containerName = args[args.indexOf('--name') + 1] ?? name;
+  /** Runs the first container of a rendered pod template (see RunOptions) as `name`. */
+  constructor(name: string, pod: PodSpec, options: RunOptions) {
+    const containerName = `aiem-test-${name}-${process.pid}-${Date.now()}`;
+    const args = runArguments(containerName, pod, options);
     super(name, spawn('podman', [...PODMAN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] }));
     this.containerName = containerName;
   }

@@ -116,23 +116,28 @@ async function claimsOf(uid: string): Promise<string[]> {
   return list.items.map((p) => `${p.metadata?.name ?? ''}=${p.metadata?.uid ?? ''}`);
 }
 
-/** Every object the operator made for the engine, by kind. */
+/** The names of the live objects the operator made for the engine, as `Kind/name`. */
 async function ownedObjects(uid: string): Promise<string[]> {
+  return (await owned(uid)).flatMap(([kind, items]) =>
+    items
+      .filter((i) => i.metadata?.deletionTimestamp === undefined)
+      .map((i) => `${kind}/${i.metadata?.name ?? ''}`),
+  );
+}
+
+/** Every object the operator made for the engine, by kind. */
+async function owned(uid: string): Promise<[string, KubernetesObject[]][]> {
   const core = api().cluster.kubeConfig.makeApiClient(CoreV1Api);
   const apps = api().cluster.kubeConfig.makeApiClient(AppsV1Api);
   const labelSelector = selector(uid);
   const namespace = NAMESPACE;
-  const names = (kind: string, items: KubernetesObject[]): string[] =>
-    items
-      .filter((i) => i.metadata?.deletionTimestamp === undefined)
-      .map((i) => `${kind}/${i.metadata?.name ?? ''}`);
   return [
-    ...names('StatefulSet', (await apps.listNamespacedStatefulSet({ namespace, labelSelector })).items),
-    ...names('Service', (await core.listNamespacedService({ namespace, labelSelector })).items),
-    ...names('ConfigMap', (await core.listNamespacedConfigMap({ namespace, labelSelector })).items),
-    ...names('Pod', (await core.listNamespacedPod({ namespace, labelSelector })).items),
-    ...names('PVC', (await core.listNamespacedPersistentVolumeClaim({ namespace, labelSelector })).items),
-    ...names('NetworkPolicy', (await networkPolicies(labelSelector)).items),
+    ['StatefulSet', (await apps.listNamespacedStatefulSet({ namespace, labelSelector })).items],
+    ['Service', (await core.listNamespacedService({ namespace, labelSelector })).items],
+    ['ConfigMap', (await core.listNamespacedConfigMap({ namespace, labelSelector })).items],
+    ['Pod', (await core.listNamespacedPod({ namespace, labelSelector })).items],
+    ['PVC', (await core.listNamespacedPersistentVolumeClaim({ namespace, labelSelector })).items],
+    ['NetworkPolicy', (await networkPolicies(labelSelector)).items],
   ];
 }
 
@@ -510,24 +515,19 @@ describe('the operator', () => {
     const operator = api().operator;
     if (operator === undefined) throw new Error('the operator is not running');
     const versions = async (): Promise<Record<string, string | undefined>> => {
-      const core = api().cluster.kubeConfig.makeApiClient(CoreV1Api);
-      const apps = api().cluster.kubeConfig.makeApiClient(AppsV1Api);
       const custom = api().cluster.kubeConfig.makeApiClient(CustomObjectsApi);
       const target = { group: 'engine.h2o.ai', version: 'v1', namespace: NAMESPACE, plural: 'daiengines' };
       const engine = (await custom.getNamespacedCustomObject({
         ...target,
         name: 'op.quiet',
       })) as EngineObject;
-      const selector = { namespace: NAMESPACE, labelSelector: ownedBy(uid) };
-      const owned: [string, KubernetesObject[]][] = [
-        ['StatefulSet', (await apps.listNamespacedStatefulSet(selector)).items],
-        ['Service', (await core.listNamespacedService(selector)).items],
-        ['ConfigMap', (await core.listNamespacedConfigMap(selector)).items],
-        ['PersistentVolumeClaim', (await core.listNamespacedPersistentVolumeClaim(selector)).items],
+      // Pods are the simulated kubelet's to change, not the operator's.
+      const objects: [string, KubernetesObject[]][] = [
+        ...(await owned(uid)).filter(([kind]) => kind !== 'Pod'),
         ['DAIEngine', [engine]],
       ];
       return Object.fromEntries(
-        owned.flatMap(([kind, items]) =>
+        objects.flatMap(([kind, items]) =>
           items.map((o) => [`${kind}/${o.metadata?.name ?? ''}`, o.metadata?.resourceVersion]),
         ),
       );
@@ -541,7 +541,8 @@ describe('the operator', () => {
       'StatefulSet',
       'Service',
       'ConfigMap',
-      'PersistentVolumeClaim',
+      'PVC',
+      'NetworkPolicy',
       'DAIEngine',
     ]);
     // Changes the operator does not act on, each of which makes it reconcile the engine again.

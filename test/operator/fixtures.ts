@@ -2,10 +2,17 @@
  * What the operator tests share: a profile that fits the simulated nodes, and ways to await an
  * engine's state and find what the operator made for it.
  */
-import { CoreV1Api, type KubeConfig, type KubernetesObject, type V1Pod } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  type KubeConfig,
+  type KubernetesObject,
+  type V1Lease,
+  type V1Pod,
+} from '@kubernetes/client-node';
 import { ENGINE_UID_LABEL } from '../../shared/resources.ts';
 import type { ApiServer, RestResponse } from '../helpers/api-server.ts';
 import { watchUntil } from '../helpers/watch.ts';
+import { LEASE } from '../charts/permissions.ts';
 
 export const GIB = 1024 ** 3;
 
@@ -79,3 +86,16 @@ export async function podsOf(kubeConfig: KubeConfig, namespace: string, uid: str
     .listNamespacedPod({ namespace, labelSelector: ownedBy(uid) });
   return list.items.filter((p) => p.metadata?.deletionTimestamp === undefined);
 }
+
+/** Resolves once the operator's leader-election Lease in `namespace` is held by `identity`. */
+export const operatorLeaseHeldBy = (
+  kubeConfig: KubeConfig,
+  namespace: string,
+  identity: string,
+): Promise<V1Lease> =>
+  watchUntil<V1Lease>(
+    kubeConfig,
+    `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`,
+    (e) => e.object.metadata?.name === LEASE && e.object.spec?.holderIdentity === identity,
+    { what: `the operator lease held by ${identity}`, timeoutMs: 30_000 },
+  );

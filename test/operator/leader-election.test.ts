@@ -1,17 +1,22 @@
 /**
  * Several operator replicas on one cluster: exactly one leads at a time through the Lease, a
  * replica that stops gives the lease up, a crashed one is replaced once its lease has expired,
- * and the process serves its health, readiness and metrics.
+ * and the process serves its health, readiness and metrics. Last, on the same cluster, which has
+ * no CRDs until then: an operator started before its CRDs starts quietly once they are applied.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { Writable } from 'node:stream';
 import { once } from 'node:events';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CoordinationV1Api, CoreV1Api, type V1Lease } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { startOperator, type Operator } from '../../operator/src/operator.ts';
 import { LeaderElector } from '../../operator/src/runtime/leader-election.ts';
 import { freePort } from '../cluster/ports.ts';
 import { waitFor } from '../cluster/wait.ts';
 import { useCluster } from '../helpers/use-cluster.ts';
+import { operatorLeaseHeldBy } from './fixtures.ts';
 import { watchUntil } from '../helpers/watch.ts';
 
 const NAMESPACE = 'leases';
@@ -160,14 +165,7 @@ function answer(url: string): Promise<{ status: number; text: string }> {
 }
 
 const holderIs = (identity: string): Promise<V1Lease> =>
-  watchUntil<V1Lease>(
-    cluster().kubeConfig,
-    `/apis/coordination.k8s.io/v1/namespaces/${NAMESPACE}/leases`,
-    (e) =>
-      e.object.metadata?.name === 'ai-engine-manager-operator' && e.object.spec?.holderIdentity === identity,
-    { what: `the operator lease held by ${identity}`, timeoutMs: 30_000 },
-  );
-
+  operatorLeaseHeldBy(cluster().kubeConfig, NAMESPACE, identity);
 test('operator processes: one leads and serves metrics, the other stands by and leads when the first stops', async () => {
   const a = await operatorProcess('replica-a');
   await holderIs('replica-a');
@@ -192,3 +190,59 @@ test('operator processes: one leads and serves metrics, the other stands by and 
     if (b.child.exitCode === null) await once(b.child, 'exit');
   }
 }, 90_000);
+
+/**
+ * A quiet, clear start: an operator started before its CRDs are installed (as when `helm install`
+ * creates CRDs and Deployments together) waits until the cluster serves its kinds, saying so once
+ * per collection in one line, and starts once they are served — no warning, no error and no
+ * stack trace for what a settling cluster answers.
+ */
+describe('an operator started before its CRDs', () => {
+  let operator: Operator | undefined;
+  afterAll(async () => {
+    await operator?.stop();
+  });
+
+  test('waits for them, logging one line per collection and no stack, then starts', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        for (const line of chunk.toString().split('\n').filter(Boolean))
+          lines.push(JSON.parse(line) as Record<string, unknown>);
+        done();
+      },
+    });
+    const starting = startOperator({
+      kubeConfig: cluster().kubeConfig,
+      namespace: NAMESPACE,
+      settings: { publicUrl: 'http://127.0.0.1:8080' },
+      log: pino({ level: 'info' }, sink),
+    });
+    const waiting = (): string[] =>
+      lines
+        .filter((l) => l['msg'] === 'not listed yet; retrying until the cluster serves it')
+        .map((l) => String(l['path']));
+    // The engine kinds are not served yet: each of their collections says so.
+    const engineKinds = (): string[] => waiting().filter((w) => w.includes('engine.h2o.ai'));
+    await waitFor(() => Promise.resolve(engineKinds().length >= 3 || undefined), {
+      what: 'the engine kinds reported not served',
+      timeoutMs: 30_000,
+    });
+    await cluster().kubectl(['apply', '-f', `${ROOT}/crds`]);
+    operator = await starting;
+    const view = operator.view;
+    await waitFor(() => Promise.resolve(view.synced || undefined), {
+      what: 'the copies listed',
+      timeoutMs: 60_000,
+    });
+    // One line per collection, however often it retried, and nothing louder.
+    expect(engineKinds().sort()).toEqual(
+      ['daiengines', 'h2oengines', 'notebookengines'].map(
+        (p) => expect.stringContaining(`/${p}`) as unknown as string,
+      ),
+    );
+    expect(new Set(waiting()).size).toBe(waiting().length);
+    expect(lines.filter((l) => Number(l['level']) >= 40)).toEqual([]);
+    expect(lines.filter((l) => JSON.stringify(l).includes('"stack"'))).toEqual([]);
+  });
+});

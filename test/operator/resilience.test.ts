@@ -20,7 +20,8 @@ import {
 } from '@kubernetes/client-node';
 import { useApiServer } from '../helpers/api-server.ts';
 import { watchUntil } from '../helpers/watch.ts';
-import { GIB, numeric, ok, PROFILE as BASE_PROFILE } from './fixtures.ts';
+import { GIB, numeric, ok, operatorLeaseHeldBy, PROFILE as BASE_PROFILE } from './fixtures.ts';
+import { LEASE } from '../charts/permissions.ts';
 
 const NAMESPACE = 'resilience';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -29,7 +30,6 @@ const enc = encodeURIComponent;
 const KILLS = 12;
 /** Leader kills after which the leader is paused instead, until the other replica has taken over. */
 const STALLS = new Set([4, 8]);
-const LEASE = 'ai-engine-manager-operator';
 
 /** A small seeded generator, so that a failing run can be replayed with its seed. */
 function random(seed: number): () => number {
@@ -186,13 +186,7 @@ const leaseHolder = async (): Promise<string | undefined> =>
 
 /** Resolves once the operator lease is held by `identity`. */
 const heldBy = (identity: string): Promise<V1Lease> =>
-  watchUntil<V1Lease>(
-    api().cluster.kubeConfig,
-    `/apis/coordination.k8s.io/v1/namespaces/${NAMESPACE}/leases`,
-    (e) => e.object.metadata?.name === LEASE && e.object.spec?.holderIdentity === identity,
-    { what: `the operator lease held by ${identity}`, timeoutMs: 30_000 },
-  );
-
+  operatorLeaseHeldBy(api().cluster.kubeConfig, NAMESPACE, identity);
 afterAll(async () => {
   for (const operator of operators) await operator.kill();
 });

@@ -168,14 +168,14 @@ topologySpreadConstraints:
 {{- end }}
 
 {{/*
-A component's PodDisruptionBudget. Arguments: root, component, name, values.
+A component's PodDisruptionBudget, named as its Deployment. Arguments: root, component, values.
 */}}
 {{- define "ai-engine-manager.podDisruptionBudget" -}}
 {{- if .values.podDisruptionBudget.enabled }}
 apiVersion: policy/v1
 kind: PodDisruptionBudget
 metadata:
-  name: {{ .name }}
+  name: {{ include "ai-engine-manager.fullname" .root }}-{{ .component }}
   namespace: {{ .root.Release.Namespace }}
   labels:
     {{- include "ai-engine-manager.componentLabels" (dict "root" .root "component" .component) | nindent 4 }}

@@ -13,7 +13,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { CoordinationV1Api, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
 import { ApiError } from '../errors/api-error.ts';
 import { Code } from '../errors/code.ts';
-import { httpStatusOf, storeError } from './store-errors.ts';
+import { statusCode } from '../../../shared/watched-collection.ts';
+import { storeError } from './store-errors.ts';
 import { microTime } from '../../../shared/micro-time.ts';
 
 /** The annotation with the resourceVersion of the last write made under the lock. */
@@ -166,18 +167,14 @@ function leaseName(key: string): string {
   return `aiem-lock-${createHash('sha256').update(key).digest('hex').slice(0, 40)}`;
 }
 
-function statusOf(error: unknown): number | undefined {
-  return httpStatusOf(error);
-}
-
 /** 404 as `undefined`; other failures as API errors (the cluster unavailable…). */
 function absent(error: unknown): undefined {
-  if (statusOf(error) === 404) return undefined;
+  if (statusCode(error) === 404) return undefined;
   throw storeError(error, 'the engine quota lock', 'get');
 }
 
 /** 409 (someone else was first) as `undefined`; other failures as API errors. */
 function conflict(error: unknown): undefined {
-  if (statusOf(error) === 409) return undefined;
+  if (statusCode(error) === 409) return undefined;
   throw storeError(error, 'the engine quota lock', 'update');
 }

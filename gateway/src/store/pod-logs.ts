@@ -3,6 +3,7 @@ import { ENGINE_UID_LABEL } from '../../../shared/resources.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { Code } from '../errors/code.ts';
 import { storeError } from './store-errors.ts';
+import { statusCode } from '../../../shared/watched-collection.ts';
 
 /** How much of one container's log a read returns. */
 export interface LogLimits {
@@ -73,7 +74,7 @@ export class PodLogs implements PodLogSource {
       });
       return { pod, container, text };
     } catch (error: unknown) {
-      const status = httpStatusOf(error);
+      const status = statusCode(error);
       if (status === undefined || status === 429)
         throw new ApiError(Code.UNAVAILABLE, 'The cluster is unavailable; retry later', {
           reason: 'CLUSTER_UNAVAILABLE',
@@ -87,13 +88,6 @@ export class PodLogs implements PodLogSource {
 function enginePod(pod: V1Pod): EnginePod {
   const names = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].map((c) => c.name);
   return { name: pod.metadata?.name ?? '', containers: names };
-}
-
-/** The HTTP status of a failed apiserver call, or `undefined` when no answer came. */
-function httpStatusOf(error: unknown): number | undefined {
-  return typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'number'
-    ? error.code
-    : undefined;
 }
 
 /** The apiserver's own words for a refused call (a Status body's message). */

@@ -1,17 +1,11 @@
 /** Failed apiserver calls as API errors, for every caller of the cluster in the store. */
 import { ApiError, notFound } from '../errors/api-error.ts';
 import { Code } from '../errors/code.ts';
-
-/** The HTTP status of a failed apiserver call, or `undefined` when no answer came. */
-export function httpStatusOf(error: unknown): number | undefined {
-  return typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'number'
-    ? error.code
-    : undefined;
-}
+import { statusCode } from '../../../shared/watched-collection.ts';
 
 /** The API error for a failed apiserver call. */
 export function storeError(error: unknown, name: string, verb: string): ApiError {
-  const status = httpStatusOf(error);
+  const status = statusCode(error);
   if (status === 404) return notFound(name);
   if (status === 409) {
     return verb === 'create'

@@ -13,9 +13,10 @@ import {
 } from '../../../shared/resources.ts';
 import { log } from '../log.ts';
 import { RECORDED_ANNOTATION, recordAfterWrite, recordText } from '../../../shared/recorded.ts';
+import { isNewer, statusCode } from '../../../shared/watched-collection.ts';
 import { KindCache } from './watch-cache.ts';
 import { LeaseLock, type Held } from './lease-lock.ts';
-import { httpStatusOf, storeError } from './store-errors.ts';
+import { storeError } from './store-errors.ts';
 import { earlierObjectNames, objectName } from './names.ts';
 import {
   fromCustomResource,
@@ -147,11 +148,12 @@ export class ResourceStore {
    * once it holds the previous holder's write, else from the apiserver.
    */
   async listHeld(kind: ResourceKind, workspace: string, held: Held): Promise<Stored[]> {
-    // The previous holder's write, and this replica's own newest write of the kind (a pause just
-    // made outside the lock counts too, even when its watch event is slow to arrive).
-    const awaited = [held.lastWrite, this.written.get(kind.kind)].filter((v) => v !== undefined);
-    let fresh = held.tookOver;
-    for (const version of awaited) if (!fresh && !(await this.caughtUp(kind, version))) fresh = true;
+    // The newer of the previous holder's write and this replica's own newest write of the kind
+    // (a pause just made outside the lock counts too, even when its watch event is slow to
+    // arrive): a cache that has seen it has seen both.
+    const own = this.written.get(kind.kind);
+    const awaited = isNewer(own, held.lastWrite) ? own : (held.lastWrite ?? own);
+    const fresh = held.tookOver || (awaited !== undefined && !(await this.caughtUp(kind, awaited)));
     return fresh ? this.listDirect(kind, workspace) : this.list(kind, workspace);
   }
 
@@ -403,7 +405,7 @@ export class ResourceStore {
       } catch (error: unknown) {
         // 429 means the apiserver did not act (a new kind's storage starting, or priority and
         // fairness shedding load): waiting as it asks and retrying is safe for every verb.
-        const wait = httpStatusOf(error) === 429 ? retryAfterMs(error) : undefined;
+        const wait = statusCode(error) === 429 ? retryAfterMs(error) : undefined;
         if (wait === undefined || attempt >= THROTTLED_ATTEMPTS) throw storeError(error, name, verb);
         await setTimeout(wait);
       }

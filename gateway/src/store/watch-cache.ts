@@ -8,6 +8,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { ResourceKind } from '../../../shared/resources.ts';
+import { GroupIndex } from '../../../shared/group-index.ts';
 import { deepFreeze, SharedParts } from '../../../shared/shared-parts.ts';
 import { customResources, WatchedCollection } from '../../../shared/watched-collection.ts';
 import { fromCustomResource, identityOf, intentOf, type CustomResource } from './objects.ts';
@@ -29,7 +30,7 @@ export interface CachedObject {
 export class KindCache {
   readonly kind: ResourceKind;
   private readonly collection: WatchedCollection<CachedObject>;
-  private readonly workspaces = new Map<string, Map<string, CachedObject>>();
+  private readonly workspaces = new GroupIndex<CachedObject>();
   /** Equal parts of messages (profile and version snapshots…) kept once. */
   private readonly shared = new SharedParts();
 
@@ -40,7 +41,7 @@ export class KindCache {
       ...customResources(kubeConfig, namespace, kind.plural),
       keep: (object) => this.entry(object as CustomResource),
       onChange: (name, before, after) => {
-        this.index(name, before, after);
+        this.workspaces.update(name, before, after, (o) => o.workspace);
       },
       log,
       what: kind.kind,
@@ -78,7 +79,7 @@ export class KindCache {
 
   /** The objects of a workspace, or of all workspaces for `-`. */
   inWorkspace(workspace: string): Iterable<CachedObject> {
-    return workspace === '-' ? this.collection.values() : (this.workspaces.get(workspace)?.values() ?? []);
+    return workspace === '-' ? this.collection.values() : this.workspaces.of(workspace);
   }
 
   /** Waits until the cache has seen the resourceVersion of a write, at most `timeoutMs`. */
@@ -108,20 +109,5 @@ export class KindCache {
         intent: intentOf(this.kind, object),
       }),
     };
-  }
-
-  private index(name: string, before: CachedObject | undefined, after: CachedObject | undefined): void {
-    if (before !== undefined) {
-      const workspace = this.workspaces.get(before.workspace);
-      workspace?.delete(name);
-      if (workspace?.size === 0) this.workspaces.delete(before.workspace);
-    }
-    if (after === undefined) return;
-    let workspace = this.workspaces.get(after.workspace);
-    if (workspace === undefined) {
-      workspace = new Map();
-      this.workspaces.set(after.workspace, workspace);
-    }
-    workspace.set(name, after);
   }
 }

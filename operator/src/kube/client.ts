@@ -28,8 +28,6 @@ import { TokenBucket } from './token-bucket.ts';
 export const FIELD_MANAGER = 'ai-engine-manager-operator';
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
-export { statusCode };
-
 /** A write refused because this replica may not act now (see LeaderElector). */
 export class NotLeading extends Error {
   constructor() {
@@ -146,54 +144,42 @@ export class KubeClient {
   }
 
   async deletePod(name: string): Promise<void> {
-    await unlessNotFound(
-      this.call('delete', `Pod/${name}`, () =>
-        this.core.deleteNamespacedPod({ name, namespace: this.namespace }),
-      ),
-    );
+    await this.remove(`Pod/${name}`, (namespace) => this.core.deleteNamespacedPod({ name, namespace }));
   }
 
-  /** Deletes an engine's StatefulSet (its pods go with it); what is already gone is fine. */
+  /** Deletes an engine's StatefulSet (its pods go with it). */
   async deleteStatefulSet(name: string): Promise<void> {
-    const namespace = this.namespace;
-    await unlessNotFound(
-      this.call('delete', `StatefulSet/${name}`, () =>
-        this.apps.deleteNamespacedStatefulSet({ name, namespace, propagationPolicy: 'Background' }),
-      ),
+    await this.remove(`StatefulSet/${name}`, (namespace) =>
+      this.apps.deleteNamespacedStatefulSet({ name, namespace, propagationPolicy: 'Background' }),
     );
   }
 
   async deleteService(name: string): Promise<void> {
-    const namespace = this.namespace;
-    await unlessNotFound(
-      this.call('delete', `Service/${name}`, () => this.core.deleteNamespacedService({ name, namespace })),
+    await this.remove(`Service/${name}`, (namespace) =>
+      this.core.deleteNamespacedService({ name, namespace }),
     );
   }
 
   async deleteConfigMap(name: string): Promise<void> {
-    const namespace = this.namespace;
-    await unlessNotFound(
-      this.call('delete', `ConfigMap/${name}`, () =>
-        this.core.deleteNamespacedConfigMap({ name, namespace }),
-      ),
+    await this.remove(`ConfigMap/${name}`, (namespace) =>
+      this.core.deleteNamespacedConfigMap({ name, namespace }),
     );
   }
 
   async deleteNetworkPolicy(name: string): Promise<void> {
-    const namespace = this.namespace;
-    await unlessNotFound(
-      this.call('delete', `NetworkPolicy/${name}`, () =>
-        this.networking.deleteNamespacedNetworkPolicy({ name, namespace }),
-      ),
+    await this.remove(`NetworkPolicy/${name}`, (namespace) =>
+      this.networking.deleteNamespacedNetworkPolicy({ name, namespace }),
     );
   }
 
   async deleteClaim(name: string): Promise<void> {
-    const namespace = this.namespace;
-    await unlessNotFound(
-      this.call('delete', `PersistentVolumeClaim/${name}`, () =>
-        this.core.deleteNamespacedPersistentVolumeClaim({ name, namespace }),
-      ),
+    await this.remove(`PersistentVolumeClaim/${name}`, (namespace) =>
+      this.core.deleteNamespacedPersistentVolumeClaim({ name, namespace }),
     );
+  }
+
+  /** A delete in the namespace; what is already gone is fine. */
+  private async remove(what: string, request: (namespace: string) => Promise<unknown>): Promise<void> {
+    await unlessNotFound(this.call('delete', what, () => request(this.namespace)));
   }
 }

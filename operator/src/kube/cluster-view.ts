@@ -28,6 +28,7 @@ import {
 import type { Logger } from 'pino';
 import { ENGINE_KIND_LABEL, ENGINE_UID_LABEL } from '../../../shared/resources.ts';
 import { outputFields, RECORDED_ANNOTATION } from '../../../shared/recorded.ts';
+import { GroupIndex } from '../../../shared/group-index.ts';
 import { SharedParts } from '../../../shared/shared-parts.ts';
 import {
   customResources,
@@ -48,11 +49,15 @@ const OWNED_SELECTOR = ENGINE_KIND_LABEL;
 const MAX_OWN_REPORTS = 1_000;
 const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 
-/** The metadata the operator reads: no managedFields, no kubectl's copy of the last applied object. */
-function trimMetadata<M extends Pick<V1ObjectMeta, 'managedFields' | 'annotations'>>(metadata: M): M {
+/** The metadata the operator reads: no managedFields, no kubectl's copy of the last applied object, nor the annotations `dropped`. */
+function trimMetadata<M extends Pick<V1ObjectMeta, 'managedFields' | 'annotations'>>(
+  metadata: M,
+  ...dropped: string[]
+): M {
   const { managedFields: _managed, annotations, ...rest } = metadata;
   if (annotations === undefined) return rest as M;
-  const { [LAST_APPLIED]: _applied, ...kept } = annotations;
+  const drop = new Set([LAST_APPLIED, ...dropped]);
+  const kept = Object.fromEntries(Object.entries(annotations).filter(([key]) => !drop.has(key)));
   return { ...rest, annotations: kept } as M;
 }
 
@@ -91,12 +96,10 @@ const PARTS = new SharedParts();
  * (status over what the API recorded at creation, shared/recorded.ts), the status as stored
  * beside them, equal parts shared, and the recorded annotation's text, now merged, dropped.
  */
-export function engineView(engine: EngineResource): EngineResource {
-  const metadata = trimMetadata(engine.metadata);
-  const { [RECORDED_ANNOTATION]: _recorded, ...annotations } = metadata.annotations ?? {};
+function engineView(engine: EngineResource): EngineResource {
   return {
     ...engine,
-    metadata: metadata.annotations === undefined ? metadata : { ...metadata, annotations },
+    metadata: trimMetadata(engine.metadata, RECORDED_ANNOTATION),
     status: PARTS.intern(outputFields(engine)),
     storedStatus: PARTS.intern(engine.status ?? {}),
   };
@@ -133,7 +136,7 @@ class OwnWrites<T extends Versioned> {
 /** A copy of one owned collection, indexed by engine uid. */
 export class OwnedCopy<T extends KubernetesObject> {
   readonly collection: WatchedCollection<T>;
-  private readonly byEngine = new Map<string, Map<string, T>>();
+  private readonly byEngine = new GroupIndex<T>();
   private readonly own = new OwnWrites<T>();
   private readonly trim: (object: T) => T;
 
@@ -163,7 +166,7 @@ export class OwnedCopy<T extends KubernetesObject> {
 
   /** The objects of the engine with that uid. */
   of(uid: string): T[] {
-    return [...(this.byEngine.get(uid)?.values() ?? [])];
+    return [...this.byEngine.of(uid)];
   }
 
   /** Notes the answer to a write of the object. */
@@ -172,22 +175,8 @@ export class OwnedCopy<T extends KubernetesObject> {
   }
 
   private index(name: string, before: T | undefined, after: T | undefined): void {
-    const uidOf = (o: T | undefined): string | undefined => o?.metadata?.labels?.[ENGINE_UID_LABEL];
-    const previous = uidOf(before);
-    if (previous !== undefined) {
-      const objects = this.byEngine.get(previous);
-      objects?.delete(name);
-      if (objects?.size === 0) this.byEngine.delete(previous);
-    }
-    const uid = uidOf(after);
     if (after === undefined) this.own.forget(name);
-    if (uid === undefined || after === undefined) return;
-    let objects = this.byEngine.get(uid);
-    if (objects === undefined) {
-      objects = new Map();
-      this.byEngine.set(uid, objects);
-    }
-    objects.set(name, after);
+    this.byEngine.update(name, before, after, (o) => o.metadata?.labels?.[ENGINE_UID_LABEL]);
   }
 }
 
@@ -197,6 +186,8 @@ class EngineCopy {
   private readonly own = new OwnWrites<EngineResource>();
   /** resourceVersions of the operator's own status writes, whose events queue nothing. */
   private readonly ownReports = new Set<string>();
+  /** The size at which `ownReports` is swept of the reports the copy has seen. */
+  private sweepAbove = MAX_OWN_REPORTS;
 
   constructor(
     options: { kubeConfig: KubeConfig; namespace: string; log: Logger },
@@ -223,14 +214,19 @@ class EngineCopy {
   }
 
   /** Notes a write's answer; `report` marks a status write, whose event need not queue the engine. */
-  wrote(engine: EngineResource, report: boolean): void {
-    this.own.note(engineView(engine));
+  /** Notes the operator's write of an engine; the engine as reconciles read it. */
+  wrote(engine: EngineResource, report: boolean): EngineResource {
+    const view = engineView(engine);
+    this.own.note(view);
     const version = engine.metadata.resourceVersion;
     if (report && version !== undefined && !this.collection.has(version)) this.ownReports.add(version);
-    // A report whose event came first (or never came: a relist passed it) is forgotten here.
-    if (this.ownReports.size > MAX_OWN_REPORTS)
-      for (const seen of [...this.ownReports].filter((v) => this.collection.has(v)))
-        this.ownReports.delete(seen);
+    // A report whose event came first (or never came: a relist passed it) is forgotten here, in
+    // sweeps spaced so that a set of reports still unseen is not scanned on every write.
+    if (this.ownReports.size > this.sweepAbove) {
+      for (const seen of this.ownReports) if (this.collection.has(seen)) this.ownReports.delete(seen);
+      this.sweepAbove = Math.max(MAX_OWN_REPORTS, 2 * this.ownReports.size);
+    }
+    return view;
   }
 }
 
@@ -328,8 +324,9 @@ export class ClusterView {
     return this.engineCopy(kind).get(name);
   }
 
-  wroteEngine(kind: EngineKind, engine: EngineResource, report = false): void {
-    this.engineCopy(kind).wrote(engine, report);
+  /** Notes the operator's write of an engine; the engine as reconciles read it. */
+  wroteEngine(kind: EngineKind, engine: EngineResource, report = false): EngineResource {
+    return this.engineCopy(kind).wrote(engine, report);
   }
 
   private engineCopy(kind: EngineKind): EngineCopy {

@@ -29,8 +29,9 @@ import {
   type EngineResource,
   type Settings,
 } from '../kinds/kind.ts';
-import { statusCode, type KubeClient } from '../kube/client.ts';
-import { engineView, type ClusterView, type OwnedCopy } from '../kube/cluster-view.ts';
+import type { KubeClient } from '../kube/client.ts';
+import { statusCode } from '../../../shared/watched-collection.ts';
+import type { ClusterView, OwnedCopy } from '../kube/cluster-view.ts';
 import { digestOf, upToDate, withDigest } from '../desired/digest.ts';
 import type { ReconcileResult } from '../runtime/controller.ts';
 import { REASONS } from './conditions.ts';
@@ -123,14 +124,17 @@ export class EngineReconciler {
 
   /** The engine with the operator's finalizer, added if it lacked it. */
   private async ensureFinalizer(engine: EngineResource): Promise<EngineResource> {
-    const { kind, kube, view } = this.deps;
     const finalizers = engine.metadata.finalizers ?? [];
     if (finalizers.includes(FINALIZER)) return engine;
-    const patched = await kube.patchEngine(kind.plural, engine.metadata.name, {
+    return this.patchEngine(engine, {
       metadata: { finalizers: [...finalizers, FINALIZER], resourceVersion: engine.metadata.resourceVersion },
     });
-    view.wroteEngine(kind, patched);
-    return engineView(patched);
+  }
+
+  /** A merge patch of the engine, noted in the view; the engine as reconciles read it. */
+  private async patchEngine(engine: EngineResource, body: object): Promise<EngineResource> {
+    const { kind, kube, view } = this.deps;
+    return view.wroteEngine(kind, await kube.patchEngine(kind.plural, engine.metadata.name, body));
   }
 
   /** Applies each desired object that differs from what was last applied (desired/digest.ts). */
@@ -143,30 +147,41 @@ export class EngineReconciler {
     // Policies turned off: the engine's earlier policy would go on enforcing the old peers.
     else if (present(view.networkPolicies.get(name))) await this.deps.kube.deleteNetworkPolicy(name);
     await this.applyChanged(view.services, name, desired.service);
-    await this.applyChanged(view.statefulSets, name, desired.statefulSet, (wanted, existing) => {
-      // Volume claim templates cannot change once the StatefulSet exists (growth goes to the
-      // claims themselves), so an existing set keeps the templates it has.
-      const templates = existing?.spec?.volumeClaimTemplates;
-      if (templates === undefined || wanted.spec === undefined) return wanted;
-      const volumeClaimTemplates = templates.map(claimTemplateOf);
-      return Object.assign({}, wanted, { spec: Object.assign({}, wanted.spec, { volumeClaimTemplates }) });
+    const replicas = desired.statefulSet.spec?.replicas;
+    await this.applyChanged(view.statefulSets, name, desired.statefulSet, {
+      // Scaling the set by hand (`kubectl scale`) is the change others most often make to what
+      // the operator owns: undone at once, not only at the engine's next change.
+      drifted: (existing) => existing.spec?.replicas !== replicas,
+      body: (wanted, existing) => {
+        // Volume claim templates cannot change once the StatefulSet exists (growth goes to the
+        // claims themselves), so an existing set keeps the templates it has.
+        const templates = existing?.spec?.volumeClaimTemplates;
+        if (templates === undefined || wanted.spec === undefined) return wanted;
+        const volumeClaimTemplates = templates.map(claimTemplateOf);
+        return Object.assign({}, wanted, { spec: Object.assign({}, wanted.spec, { volumeClaimTemplates }) });
+      },
     });
   }
 
   /**
    * Applies `wanted` (as `body` makes it from what exists) unless the object of that name in
-   * `copy` was last applied for the same digest; notes the answer in the copy.
+   * `copy` was last applied for the same digest and has not `drifted` since; notes the answer in
+   * the copy.
    */
   private async applyChanged<T extends KubernetesObject>(
     copy: OwnedCopy<T>,
     name: string,
     wanted: T,
-    body: (wanted: T, existing: T | undefined) => T = (w) => w,
+    options: {
+      body?: (wanted: T, existing: T | undefined) => T;
+      drifted?: (existing: T) => boolean;
+    } = {},
   ): Promise<void> {
     const existing = copy.get(name);
     const digest = digestOf(wanted);
-    if (upToDate(existing, digest, wanted)) return;
-    copy.wrote(await this.deps.kube.apply(withDigest(body(wanted, existing), digest)));
+    if (upToDate(existing, digest) && options.drifted?.(existing) !== true) return;
+    const body = options.body?.(wanted, existing) ?? wanted;
+    copy.wrote(await this.deps.kube.apply(withDigest(body, digest)));
   }
 
   /** Asks for more storage where the engine wants it; true while its bound volume is smaller than wanted. */
@@ -208,21 +223,17 @@ export class EngineReconciler {
     const plan = planStatus({ kind, engine, pods, now: this.now(), settings: this.deps.settings, ...extra });
     if (plan.autoStop !== undefined) {
       // Stop as a user would: record the intent; the next reconcile moves the state.
-      const stopped = await kube.patchEngine(kind.plural, engine.metadata.name, {
+      await this.patchEngine(engine, {
         metadata: {
           resourceVersion: engine.metadata.resourceVersion,
           annotations: { [STOP_REASON_ANNOTATION]: exceededReason(plan.autoStop) },
         },
         spec: { [kind.stopIntent]: true },
       });
-      view.wroteEngine(kind, stopped);
       return undefined;
     }
     if (!stopWanted(kind, engine) && engine.metadata.annotations?.[STOP_REASON_ANNOTATION] !== undefined) {
-      const cleared = await kube.patchEngine(kind.plural, engine.metadata.name, {
-        metadata: { annotations: { [STOP_REASON_ANNOTATION]: null } },
-      });
-      view.wroteEngine(kind, cleared);
+      await this.patchEngine(engine, { metadata: { annotations: { [STOP_REASON_ANNOTATION]: null } } });
     }
     const changed = changedFields(engine.storedStatus ?? engine.status, plan.status);
     if (Object.keys(changed).length > 0)
@@ -242,7 +253,7 @@ export class EngineReconciler {
 
   /** Deletion: remove the workloads and volumes, report DELETING, then let the resource go. */
   private async finalize(engine: EngineResource): Promise<ReconcileResult | undefined> {
-    const { kind, kube, view } = this.deps;
+    const { kube, view } = this.deps;
     if (!(engine.metadata.finalizers ?? []).includes(FINALIZER)) return undefined;
     await this.deleteWorkloads(engine);
     const claims = view.claims.of(uidOf(engine));
@@ -252,13 +263,12 @@ export class EngineReconciler {
       await this.report(engine, pods, { storageResizing: false });
       return { requeueAfterMs: CLEANUP_RECHECK_MS };
     }
-    const released = await kube.patchEngine(kind.plural, engine.metadata.name, {
+    await this.patchEngine(engine, {
       metadata: {
         finalizers: (engine.metadata.finalizers ?? []).filter((f) => f !== FINALIZER),
         resourceVersion: engine.metadata.resourceVersion,
       },
     });
-    view.wroteEngine(kind, released);
     return undefined;
   }
 }

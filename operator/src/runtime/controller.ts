@@ -7,7 +7,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
-import { NotLeading, statusCode } from '../kube/client.ts';
+import { NotLeading } from '../kube/client.ts';
+import { reasonOf, statusCode } from '../../../shared/watched-collection.ts';
 import { controllerMetrics } from './metrics.ts';
 import { WorkQueue } from './work-queue.ts';
 
@@ -60,8 +61,7 @@ export function startController(options: ControllerOptions): Controller {
         const routine = stopped || error instanceof NotLeading || [409, 429, 503, 504].includes(code ?? 0);
         log.debug({ err: error, key }, 'reconcile failed');
         if (!routine) {
-          const reason = error instanceof Error ? error.message.slice(0, 300) : String(error);
-          log.warn({ key, code, reason }, 'reconcile failed; retrying with backoff');
+          log.warn({ key, code, reason: reasonOf(error) }, 'reconcile failed; retrying with backoff');
         }
         queue.retry(key);
       } finally {

@@ -16,7 +16,7 @@
  *   that restarts under the same identity takes its own lease back at once.
  */
 import { CoordinationV1Api, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
-import { statusCode } from '../kube/client.ts';
+import { statusCode } from '../../../shared/watched-collection.ts';
 import { microTime } from '../../../shared/micro-time.ts';
 
 export interface LeaderElectionOptions {
@@ -36,7 +36,7 @@ export interface LeaderElectionOptions {
 export const LEASE_TIMING = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
 
 /** Why the timing cannot keep two leaders apart, if it cannot. Pure. */
-export function timingProblem(timing: typeof LEASE_TIMING): string | undefined {
+function timingProblem(timing: typeof LEASE_TIMING): string | undefined {
   const { leaseDurationMs, renewDeadlineMs, retryPeriodMs } = timing;
   if (!(retryPeriodMs > 0)) return 'the retry period must be positive';
   if (!(renewDeadlineMs > retryPeriodMs)) return 'the renew deadline must be longer than the retry period';
