@@ -66,7 +66,7 @@ export const ENGINE_OPERATOR_STATUS: Readonly<Record<string, Readonly<Record<str
   conditions: {
     type: 'array',
     description:
-      'The latest observations of the engine: Ready (serving), Stopped (paused or terminated, and why).',
+      'The latest observations of the engine: Ready (serving), Stopped (paused or terminated, and why), Admitted (False while an engine written without admission is held).',
     'x-kubernetes-list-type': 'map',
     'x-kubernetes-list-map-keys': ['type'],
     items: {

@@ -174,6 +174,15 @@ export class WatchedCollection<T> {
     return this.until(() => !this.objects.has(name), timeoutMs);
   }
 
+  /** Waits until the object of that name is there and `test` holds for it, at most `timeoutMs`. */
+  async when(name: string, test: (object: T) => boolean, timeoutMs: number): Promise<T | undefined> {
+    const matches = (): boolean => {
+      const object = this.objects.get(name);
+      return object !== undefined && test(object);
+    };
+    return (await this.until(matches, timeoutMs)) ? this.objects.get(name) : undefined;
+  }
+
   /** Waits until `condition` holds after some change, at most `timeoutMs`. */
   private async until(condition: () => boolean, timeoutMs: number): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;

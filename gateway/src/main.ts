@@ -5,9 +5,11 @@
  * account inside a cluster. `make run` starts the same gateway in its own process instead.
  */
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { pooled } from '../../shared/kube-transport.ts';
 import { authFromEnvironment } from './auth/config.ts';
+import { startWebhook, type Webhook } from './admission/webhook.ts';
 import { startGateway } from './gateway.ts';
 import { log } from './log.ts';
 import { apiHandlers } from './services/api.ts';
@@ -57,21 +59,46 @@ try {
       log.error({ err: error }, 'caches failed to start');
     },
   );
+  const handlers = apiHandlers({
+    store,
+    authorizer: auth.authorizer,
+    publicUrl: env('AIEM_PUBLIC_URL', `http://${host}:${restPort}`),
+  });
   const gateway = await startGateway({
     host,
     restPort,
     grpcPort,
-    handlers: apiHandlers({
-      store,
-      authorizer: auth.authorizer,
-      publicUrl: env('AIEM_PUBLIC_URL', `http://${host}:${restPort}`),
-    }),
+    handlers,
     authenticate: auth.authenticate,
     version,
     ready: () => !stopping && store.ready,
   });
+  // Admission reviews of kubectl's writes, served where the chart mounted a certificate.
+  const certDir = process.env['AIEM_WEBHOOK_CERT_DIR'];
+  const webhook: Webhook | undefined =
+    certDir === undefined || certDir === ''
+      ? undefined
+      : await startWebhook({
+          host,
+          port: port('AIEM_WEBHOOK_PORT', 8443),
+          certFile: join(certDir, 'tls.crt'),
+          keyFile: join(certDir, 'tls.key'),
+          store,
+          handlers,
+          namespace,
+          mapping: {
+            usernamePrefix: env('AIEM_KUBERNETES_USERNAME_PREFIX', ''),
+            groupsPrefix: env('AIEM_KUBERNETES_GROUPS_PREFIX', ''),
+          },
+        });
   log.info(
-    { restUrl: gateway.restUrl, grpcAddress: gateway.grpcAddress, namespace, version },
+    {
+      restUrl: gateway.restUrl,
+      grpcAddress: gateway.grpcAddress,
+      webhookUrl: webhook?.url,
+      namespace,
+      version,
+    },
     'Started gateway',
   );
   const stop = (): void => {
@@ -82,7 +109,7 @@ try {
     const finish = async (): Promise<void> => {
       await new Promise((resolve) => setTimeout(resolve, shutdownDelayMs));
       log.info({ drainMs }, 'Closing listeners; finishing calls in flight');
-      await gateway.stop(drainMs);
+      await Promise.all([gateway.stop(drainMs), webhook?.stop()]);
       auth.close();
       await store.stopCaches();
       log.info('Stopped gateway');

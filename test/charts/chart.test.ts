@@ -3,6 +3,7 @@
  * back as objects), values the schema refuses, and that the chart's generated files and RBAC
  * follow the code. install.test.ts installs it on the local control plane.
  */
+import { X509Certificate } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { jest } from '@jest/globals';
@@ -36,6 +37,29 @@ import {
 } from './permissions.ts';
 
 jest.setTimeout(60_000);
+
+/** The one webhook of a rendered webhook configuration. */
+interface Webhook {
+  failurePolicy: string;
+  clientConfig: Record<string, unknown>;
+  rules: { resources: string[] }[];
+  matchConditions: { expression: string }[];
+}
+
+function webhookOf(objects: Rendered[], kind: string): Webhook {
+  const [webhook] = find(objects, kind)['webhooks'] as Webhook[];
+  if (webhook === undefined) throw new Error(`${kind} without a webhook`);
+  return webhook;
+}
+
+/** The cluster-wide objects of a release: the users' ClusterRoles and the two webhook configurations. */
+const CLUSTER_WIDE = [
+  'ClusterRole/aiem-ai-engine-manager-administrator',
+  'ClusterRole/aiem-ai-engine-manager-engine-editor',
+  'ClusterRole/aiem-ai-engine-manager-viewer',
+  'MutatingWebhookConfiguration/aiem-ai-engine-manager-mutate',
+  'ValidatingWebhookConfiguration/aiem-ai-engine-manager-validate',
+];
 
 interface EnvVar {
   name: string;
@@ -150,12 +174,14 @@ describe('default values', () => {
     objects = await render(MINIMAL_VALUES, { release: 'aiem', namespace: 'aiem-system' });
   });
 
-  test('render the CRDs, both workloads, their ServiceAccounts, RBAC, Services and the policy; no Ingress', () => {
+  test('render the CRDs, both workloads, their ServiceAccounts, RBAC, Services, the policy and the webhooks; no Ingress', () => {
     const crds = [...sourceCrds().keys()].map((name) => `CustomResourceDefinition/${name}`);
     expect(crds).toHaveLength(9);
     expect(kinds(objects)).toEqual(
       [
         ...crds,
+        ...CLUSTER_WIDE,
+        'Secret/aiem-ai-engine-manager-gateway-webhook-tls',
         'ConfigMap/aiem-ai-engine-manager-policy',
         'Deployment/aiem-ai-engine-manager-gateway',
         'Deployment/aiem-ai-engine-manager-operator',
@@ -172,7 +198,7 @@ describe('default values', () => {
         'ServiceAccount/aiem-ai-engine-manager-operator',
       ].sort(),
     );
-    for (const o of objects.filter((x) => x.kind !== 'CustomResourceDefinition'))
+    for (const o of objects.filter((x) => !CLUSTER_WIDE.includes(`${x.kind}/${x.metadata?.name ?? ''}`) && x.kind !== 'CustomResourceDefinition'))
       expect({ name: o.metadata?.name, namespace: o.metadata?.namespace }).toEqual({
         name: o.metadata?.name,
         namespace: 'aiem-system',
@@ -199,6 +225,7 @@ describe('default values', () => {
     expect(c.ports).toEqual([
       { name: 'http', containerPort: 8080, protocol: 'TCP' },
       { name: 'grpc', containerPort: 9090, protocol: 'TCP' },
+      { name: 'webhook', containerPort: 8443, protocol: 'TCP' },
     ]);
     expect(c.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'http' });
     expect(c.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'http' });
@@ -221,6 +248,7 @@ describe('default values', () => {
     expect(service.spec.ports.map(({ name, port, targetPort }) => ({ name, port, targetPort }))).toEqual([
       { name: 'http', port: 8080, targetPort: 'http' },
       { name: 'grpc', port: 9090, targetPort: 'grpc' },
+      { name: 'webhook', port: 443, targetPort: 'webhook' },
     ]);
   });
 
@@ -241,6 +269,10 @@ describe('default values', () => {
       AIEM_OIDC_ROLES_CLAIM: DEFAULT_CLAIM_NAMES.roles,
       AIEM_OIDC_CLOCK_SKEW_SECONDS: '30',
       AIEM_POLICY_FILE: '/etc/ai-engine-manager/policy/policy.yaml',
+      AIEM_WEBHOOK_PORT: '8443',
+      AIEM_WEBHOOK_CERT_DIR: '/etc/ai-engine-manager/webhook-tls',
+      AIEM_KUBERNETES_USERNAME_PREFIX: '',
+      AIEM_KUBERNETES_GROUPS_PREFIX: '',
     });
   });
 
@@ -369,8 +401,42 @@ describe('default values', () => {
         { kind: 'ServiceAccount', name: `aiem-ai-engine-manager-${component}`, namespace: 'aiem-system' },
       ]);
     }
-    // No ClusterRole: nothing outside the release namespace.
-    expect(objects.filter((o) => /^Cluster/.test(String(o.kind)))).toEqual([]);
+    // The only ClusterRoles are the users' (test/admission/kubectl.test.ts checks what they grant).
+    expect(kinds(objects.filter((o) => /^Cluster/.test(String(o.kind))))).toEqual(
+      CLUSTER_WIDE.filter((k) => k.startsWith('ClusterRole/')),
+    );
+    expect(objects.filter((o) => o.kind === 'ClusterRoleBinding')).toEqual([]);
+  });
+
+  test('the webhooks: both kinds of review for the nine kinds, failing closed, trusting the generated CA', () => {
+    const secret = find(objects, 'Secret', '-webhook-tls') as unknown as { data: Record<string, string> };
+    for (const kind of ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']) {
+      const webhook = webhookOf(objects, kind);
+      expect(webhook).toMatchObject({
+        failurePolicy: 'Fail',
+        sideEffects: 'NoneOnDryRun',
+        timeoutSeconds: 10,
+        namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'aiem-system' } },
+        clientConfig: {
+          caBundle: secret.data['ca.crt'],
+          service: { name: 'aiem-ai-engine-manager-gateway', namespace: 'aiem-system', port: 443 },
+        },
+      });
+      expect([...(webhook.rules[0]?.resources ?? [])].sort()).toEqual([...ALL_KINDS].sort());
+      const exempt = webhook.matchConditions[0]?.expression ?? '';
+      for (const user of ['gateway', 'operator'])
+        expect(exempt).toContain(`'system:serviceaccount:aiem-system:aiem-ai-engine-manager-${user}'`);
+    }
+    // The certificate names the Service, and the CA signed it.
+    const certificate = new X509Certificate(Buffer.from(secret.data['tls.crt'] ?? '', 'base64'));
+    const ca = new X509Certificate(Buffer.from(secret.data['ca.crt'] ?? '', 'base64'));
+    expect(certificate.subjectAltName).toContain('DNS:aiem-ai-engine-manager-gateway.aiem-system.svc');
+    expect(certificate.verify(ca.publicKey)).toBe(true);
+    // Mounted where the gateway reads it.
+    const spec = deployment(objects, 'gateway').spec.template.spec;
+    expect(spec.volumes.find((v) => v.name === 'webhook-tls')).toMatchObject({
+      secret: { secretName: 'aiem-ai-engine-manager-gateway-webhook-tls' },
+    });
   });
 
   test('the permission tables follow the code: the gateway stores the nine kinds, the operator reads no pod logs', () => {
@@ -387,6 +453,29 @@ describe('default values', () => {
 });
 
 describe('value sets', () => {
+  test('admission: cert-manager instead of the generated certificate; off altogether', async () => {
+    const managed = await render({ ...MINIMAL_VALUES, admission: { certificate: { source: 'cert-manager' } } });
+    expect(kinds(managed)).toEqual(expect.arrayContaining(['Issuer/aiem-ai-engine-manager-gateway-webhook', 'Certificate/aiem-ai-engine-manager-gateway-webhook']));
+    expect(kinds(managed)).not.toContain('Secret/aiem-ai-engine-manager-gateway-webhook-tls');
+    const mutate = find(managed, 'MutatingWebhookConfiguration');
+    expect(mutate.metadata?.annotations).toEqual({
+      'cert-manager.io/inject-ca-from': 'aiem-system/aiem-ai-engine-manager-gateway-webhook',
+    });
+    expect(webhookOf(managed, 'MutatingWebhookConfiguration').clientConfig).not.toHaveProperty('caBundle');
+    const issued = await render({
+      ...MINIMAL_VALUES,
+      admission: { certificate: { source: 'cert-manager', certManager: { issuerRef: { name: 'platform-ca', kind: 'ClusterIssuer' } } } },
+    });
+    expect(kinds(issued)).not.toContain('Issuer/aiem-ai-engine-manager-gateway-webhook');
+    expect(find(issued, 'Certificate')['spec']).toMatchObject({ issuerRef: { name: 'platform-ca', kind: 'ClusterIssuer' }, isCA: false });
+    const off = await render({ ...MINIMAL_VALUES, admission: { enabled: false }, rbac: { userRoles: false } });
+    expect(kinds(off).filter((k) => /Webhook|Cluster|Secret/.test(k))).toEqual([]);
+    expect(Object.keys(envOf(container(off, 'gateway'))).filter((k) => k.startsWith('AIEM_WEBHOOK'))).toEqual([]);
+    const ignore = await render({ ...MINIMAL_VALUES, admission: { failurePolicy: 'Ignore', usernamePrefix: 'oidc:' } });
+    expect(webhookOf(ignore, 'ValidatingWebhookConfiguration').failurePolicy).toBe('Ignore');
+    expect(envOf(container(ignore, 'gateway'))['AIEM_KUBERNETES_USERNAME_PREFIX']).toBe('oidc:');
+  });
+
   test('engines: more peers (an ingress controller) are admitted; other namespaces can be left out; both isolation parts can be turned off', async () => {
     const ingress = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } } };
     const objects = await render({ ...MINIMAL_VALUES, engines: { networkPolicy: { allowFrom: [ingress] } } });
@@ -570,6 +659,9 @@ describe('bad values fail with a message naming the value', () => {
     ['a malformed digest', { ...MINIMAL_VALUES, image: { digest: 'latest' } }, /at '\/image\/digest': 'latest' does not match pattern/],
     ['a leader acting as long as its lease lasts', { ...MINIMAL_VALUES, operator: { leaseDurationMs: 5000, renewDeadlineMs: 5000 } }, /operator\.renewDeadlineMs must be shorter than operator\.leaseDurationMs/],
     ['renewals no more often than the deadline', { ...MINIMAL_VALUES, operator: { renewDeadlineMs: 4000, retryPeriodMs: 4000 } }, /operator\.retryPeriodMs must be shorter than operator\.renewDeadlineMs/],
+    ['an unknown failure policy', { ...MINIMAL_VALUES, admission: { failurePolicy: 'Retry' } }, /at '\/admission\/failurePolicy': value must be one of 'Fail', 'Ignore'/],
+    ['a webhook timeout the apiserver refuses', { ...MINIMAL_VALUES, admission: { timeoutSeconds: 60 } }, /at '\/admission\/timeoutSeconds': maximum: got 60, want 30/],
+    ['an unknown certificate source', { ...MINIMAL_VALUES, admission: { certificate: { source: 'vault' } } }, /at '\/admission\/certificate\/source': value must be one of 'helm', 'cert-manager'/],
     ['an existing ServiceAccount without a name', { ...MINIMAL_VALUES, gateway: { serviceAccount: { create: false } } }, /gateway\.serviceAccount\.name: name the existing ServiceAccount/],
   ];
   test.each(cases)('%s', async (_what, values, message) => {

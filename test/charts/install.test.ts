@@ -271,14 +271,20 @@ test('the gateway and operator, configured as the chart configures them and sign
   const configMap = manifest.find((o) => o.kind === 'ConfigMap') as unknown as { data: Record<string, string> };
   const policyDir = forContainer(mkdtempSync(join(scratch, 'policy-')));
   for (const [file, text] of Object.entries(configMap.data)) writeFileSync(join(policyDir, file), text);
+  // The webhooks' certificate Secret, the same way.
+  const secret = manifest.find((o) => o.kind === 'Secret') as unknown as { data: Record<string, string> };
+  const tlsDir = forContainer(mkdtempSync(join(scratch, 'webhook-tls-')));
+  for (const file of ['tls.crt', 'tls.key'])
+    writeFileSync(join(tlsDir, file), Buffer.from(secret.data[file] ?? '', 'base64'), { mode: 0o600 });
+  for (const file of readdirSync(tlsDir)) forContainer(join(tlsDir, file));
 
   // Both run in the product's image (podman, runc) as the Deployments' pods would: their command,
   // environment, mounts, user and read-only root, on the host's network to reach the cluster.
   const gateway = new ContainerProcess('gateway', podOf(manifest, 'gateway'), {
     podName: 'aiem-ai-engine-manager-gateway-local',
-    volumes: { policy: policyDir },
+    volumes: { policy: policyDir, 'webhook-tls': tlsDir },
     kubeconfig: forContainer(await serviceAccountKubeconfig(GATEWAY_SA)),
-    overrides: { AIEM_HOST: '127.0.0.1', AIEM_REST_PORT: '0', AIEM_GRPC_PORT: '0' },
+    overrides: { AIEM_HOST: '127.0.0.1', AIEM_REST_PORT: '0', AIEM_GRPC_PORT: '0', AIEM_WEBHOOK_PORT: '0' },
   });
   processes.push(gateway);
   const operator = new ContainerProcess('operator', podOf(manifest, 'operator'), {
@@ -292,6 +298,8 @@ test('the gateway and operator, configured as the chart configures them and sign
   // pid 1: the process is the container's own.
   expect(started).toMatchObject({ namespace: NAMESPACE, version: VERSION, pid: 1 });
   const base = String(started['restUrl']);
+  // The admission webhooks serve HTTPS with the chart's certificate.
+  expect(String(started['webhookUrl'])).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
   // Ready once its caches hold the cluster's resources and their watches run (the chart's
   // readiness probe asks the same): a watch refused while new kinds' storage starts (429)
   // makes a cache list again first.

@@ -48,6 +48,11 @@ function identity(): IdentityProvider {
 }
 
 const values = (): object => oidcValues(identity());
+/**
+ * This chart's values: the gateway and operator of this test act as the cluster's admin, where
+ * the chart's pods act as its ServiceAccounts, which its admission webhooks leave alone.
+ */
+const currentValues = (): object => ({ ...values(), admission: { exemptUsers: ['cluster-admin'] } });
 
 /** The chart of a commit, extracted from git history. */
 async function chartAt(commit: string): Promise<string> {
@@ -141,7 +146,7 @@ test(`resources made under chart ${PREVIOUS.version} survive helm upgrade to thi
   ]);
   const sets = await workloads();
 
-  await helm(['upgrade', RELEASE, CHART, '--namespace', NAMESPACE, '-f', valuesFile(values()), '--wait', '--timeout', '3m'], kubeconfig());
+  await helm(['upgrade', RELEASE, CHART, '--namespace', NAMESPACE, '-f', valuesFile(currentValues()), '--wait', '--timeout', '3m'], kubeconfig());
   const history = JSON.parse(await helm(['history', RELEASE, '-n', NAMESPACE, '-o', 'json'], kubeconfig())) as {
     chart: string;
     status: string;
@@ -169,13 +174,13 @@ test('helm uninstall keeps the CRDs and every resource; another release name ins
   await helm(['uninstall', RELEASE, '--namespace', NAMESPACE, '--wait', '--timeout', '2m'], kubeconfig());
   expect(await resources()).toEqual(before);
   // The kept CRDs still name the old release as their owner, so a new name leaves them alone.
-  const refused = await helm(['install', 'renamed', CHART, '--namespace', NAMESPACE, '-f', valuesFile(values())], kubeconfig()).then(
+  const refused = await helm(['install', 'renamed', CHART, '--namespace', NAMESPACE, '-f', valuesFile(currentValues())], kubeconfig()).then(
     () => '',
     (error: unknown) => String(error),
   );
   expect(refused).toMatch(/invalid ownership metadata/);
   await helm(
-    ['install', 'renamed', CHART, '--namespace', NAMESPACE, '-f', valuesFile({ ...values(), crds: { install: false } }), '--wait', '--timeout', '3m'],
+    ['install', 'renamed', CHART, '--namespace', NAMESPACE, '-f', valuesFile({ ...currentValues(), crds: { install: false } }), '--wait', '--timeout', '3m'],
     kubeconfig(),
   );
   expect(await resources()).toEqual(before);

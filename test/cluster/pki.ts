@@ -81,39 +81,7 @@ export async function createPki(dir: string): Promise<Pki> {
     '-out',
     path('apiserver.crt'),
   );
-  // An EC key: generated in milliseconds, where another RSA key would slow every cluster start.
-  await openssl(
-    'req',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:prime256v1',
-    '-nodes',
-    '-subj',
-    '/CN=kwok',
-    '-keyout',
-    path('kwok.key'),
-    '-out',
-    path('kwok.csr'),
-  );
-  await writeFile(path('kwok.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
-  await openssl(
-    'x509',
-    '-req',
-    '-in',
-    path('kwok.csr'),
-    '-CA',
-    path('ca.crt'),
-    '-CAkey',
-    path('ca.key'),
-    '-CAcreateserial',
-    '-days',
-    '30',
-    '-extfile',
-    path('kwok.ext'),
-    '-out',
-    path('kwok.crt'),
-  );
+  await issueLoopbackCertificate(dir, 'kwok');
   await openssl('genrsa', '-out', path('sa.key'), '2048');
   await openssl('rsa', '-in', path('sa.key'), '-pubout', '-out', path('sa.pub'));
   const adminToken = randomBytes(24).toString('hex');
@@ -132,6 +100,52 @@ export async function createPki(dir: string): Promise<Pki> {
     adminToken,
     tokenFile: path('tokens.csv'),
   };
+}
+
+/**
+ * Issues `<name>.crt` and `<name>.key` in `dir` (which holds the CA of {@link createPki}): a
+ * serving certificate for 127.0.0.1 that the apiserver trusts, as it trusts its kubelets'.
+ */
+export async function issueLoopbackCertificate(
+  dir: string,
+  name: string,
+): Promise<{ cert: string; key: string }> {
+  const path = (file: string): string => join(dir, file);
+  const openssl = (...args: string[]): Promise<unknown> => run('openssl', args);
+  // An EC key: generated in milliseconds, where another RSA key would slow every cluster start.
+  await openssl(
+    'req',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-subj',
+    `/CN=${name}`,
+    '-keyout',
+    path(`${name}.key`),
+    '-out',
+    path(`${name}.csr`),
+  );
+  await writeFile(path(`${name}.ext`), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
+  await openssl(
+    'x509',
+    '-req',
+    '-in',
+    path(`${name}.csr`),
+    '-CA',
+    path('ca.crt'),
+    '-CAkey',
+    path('ca.key'),
+    '-CAcreateserial',
+    '-days',
+    '30',
+    '-extfile',
+    path(`${name}.ext`),
+    '-out',
+    path(`${name}.crt`),
+  );
+  return { cert: path(`${name}.crt`), key: path(`${name}.key`) };
 }
 
 /** A kubeconfig that reaches `server` as the admin, trusting the test CA. */

@@ -1,4 +1,5 @@
-import { dirname, resolve } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   credentials,
@@ -10,12 +11,15 @@ import {
 import { CoreV1Api, type KubernetesObject } from '@kubernetes/client-node';
 import type { Authorizer } from '../../gateway/src/auth/authorizer.ts';
 import type { Authenticate } from '../../gateway/src/call/handler.ts';
+import type { UserMapping } from '../../gateway/src/admission/review.ts';
+import { startWebhook, type Webhook } from '../../gateway/src/admission/webhook.ts';
 import { startGateway, type Gateway } from '../../gateway/src/gateway.ts';
 import { SERVICE_DEFINITIONS } from '../../gateway/src/grpc/server.ts';
 import { apiHandlers } from '../../gateway/src/services/api.ts';
 import { PodLogs } from '../../gateway/src/store/pod-logs.ts';
 import { ResourceStore } from '../../gateway/src/store/store.ts';
 import type { Cluster, ClusterOptions } from '../cluster/cluster.ts';
+import { issueLoopbackCertificate } from '../cluster/pki.ts';
 import { pino } from 'pino';
 import { startOperator, type Operator } from '../../operator/src/operator.ts';
 import { RESOURCE_KINDS } from '../../shared/resources.ts';
@@ -50,6 +54,8 @@ export interface ApiServer {
   sees(plural: string, object: KubernetesObject): Promise<void>;
   /** The operator, when the options asked for one. */
   operator: Operator | undefined;
+  /** The admission webhooks and the CA bundle that trusts them, when the options asked for them. */
+  webhook: { url: string; caBundle: string } | undefined;
 }
 
 /** Options of {@link useApiServer}. */
@@ -62,6 +68,8 @@ export interface ApiServerOptions {
   authorizer?: Authorizer;
   /** Who is calling; the stand-in development identity when unset. */
   authenticate?: Authenticate;
+  /** Also serve the admission webhooks (HTTPS on loopback, a certificate of the cluster's CA). */
+  admission?: UserMapping;
 }
 
 /**
@@ -77,12 +85,14 @@ export const GATEWAY_POD = {
 export function useApiServer(options: ApiServerOptions): () => ApiServer {
   let server: ApiServer | undefined;
   let operator: Operator | undefined;
+  let webhook: Webhook | undefined;
   const clients = new Map<string, Client>();
   // Declared before the cluster's own hook so that it runs first: the gateway and operator stop
   // while the cluster still answers.
   afterAll(async () => {
     for (const client of clients.values()) client.close();
     await operator?.stop();
+    await webhook?.stop();
     await server?.gateway.stop();
     await server?.store.stopCaches();
   });
@@ -96,15 +106,16 @@ export function useApiServer(options: ApiServerOptions): () => ApiServer {
       .createNamespace({ body: { metadata: { name: options.namespace } } });
     const store = new ResourceStore(cluster().kubeConfig, options.namespace);
     await store.startCaches();
+    const handlers = apiHandlers({
+      store,
+      authorizer: options.authorizer ?? allowAll,
+      podLogs: new PodLogs(cluster().kubeConfig, options.namespace),
+    });
     const gateway = await startGateway({
       host: '127.0.0.1',
       restPort: 0,
       grpcPort: 0,
-      handlers: apiHandlers({
-        store,
-        authorizer: options.authorizer ?? allowAll,
-        podLogs: new PodLogs(cluster().kubeConfig, options.namespace),
-      }),
+      handlers,
       authenticate: options.authenticate ?? developmentIdentity,
       version: 'test',
       ready: () => store.ready,
@@ -121,8 +132,26 @@ export function useApiServer(options: ApiServerOptions): () => ApiServer {
         log: pino({ level: process.env['AIEM_LOG_LEVEL'] ?? 'silent' }),
       });
     }
+    let webhookAccess: ApiServer['webhook'];
+    if (options.admission !== undefined) {
+      const { cert, key } = await issueLoopbackCertificate(cluster().runDir, 'webhook');
+      const mapping = options.admission;
+      webhook = await startWebhook({
+        host: '127.0.0.1',
+        port: 0,
+        certFile: cert,
+        keyFile: key,
+        store,
+        handlers,
+        namespace: options.namespace,
+        mapping,
+      });
+      const caBundle = (await readFile(join(cluster().runDir, 'ca.crt'))).toString('base64');
+      webhookAccess = { url: webhook.url, caBundle };
+    }
     server = {
       cluster: cluster(),
+      webhook: webhookAccess,
       gateway,
       store,
       rest: (method, path, body, headers) => restAt(gateway.restUrl, { method, path, body, headers }),

@@ -53,14 +53,14 @@ interface SecurityContext {
 export interface PodSpec {
   securityContext?: SecurityContext;
   containers: ContainerSpec[];
-  volumes?: { name: string; emptyDir?: object; configMap?: object }[];
+  volumes?: { name: string; emptyDir?: object; configMap?: object; secret?: object }[];
 }
 
 /** Where the pod's volumes come from on this machine. */
 export interface RunOptions {
   /** The pod's name, for environment variables from `metadata.name`. */
   podName: string;
-  /** Host folders for the pod's ConfigMap volumes, by volume name (emptyDir volumes are tmpfs). */
+  /** Host folders for the pod's ConfigMap and Secret volumes, by volume name (emptyDir volumes are tmpfs). */
   volumes: Record<string, string>;
   /** A kubeconfig file that stands in for the pod's ServiceAccount token. */
   kubeconfig: string;
@@ -94,18 +94,24 @@ function environment(container: ContainerSpec, options: RunOptions): Record<stri
   return Object.assign(env, options.overrides, { KUBECONFIG: KUBECONFIG_PATH });
 }
 
-/** podman's mount arguments: emptyDir volumes as tmpfs, ConfigMap volumes from host folders. */
+/** podman's mount arguments: emptyDir volumes as tmpfs, ConfigMap and Secret volumes from host folders. */
 function mountArguments(pod: PodSpec, container: ContainerSpec, options: RunOptions): string[] {
   const args = ['--volume', `${options.kubeconfig}:${KUBECONFIG_PATH}:ro`];
   for (const mount of container.volumeMounts ?? []) {
     const volume = pod.volumes?.find((v) => v.name === mount.name);
-    const source = options.volumes[mount.name];
-    if (volume?.emptyDir !== undefined) args.push('--tmpfs', mount.mountPath);
-    else if (volume?.configMap !== undefined && source !== undefined)
-      args.push('--volume', `${source}:${mount.mountPath}${mount.readOnly === true ? ':ro' : ''}`);
-    else throw new Error(`No source for the volume ${mount.name}`);
+    args.push(...mountOf(volume, mount, options.volumes[mount.name]));
   }
   return args;
+}
+
+type Volume = NonNullable<PodSpec['volumes']>[number];
+type Mount = NonNullable<ContainerSpec['volumeMounts']>[number];
+
+function mountOf(volume: Volume | undefined, mount: Mount, source: string | undefined): string[] {
+  if (volume?.emptyDir !== undefined) return ['--tmpfs', mount.mountPath];
+  const fromFiles = volume?.configMap !== undefined || volume?.secret !== undefined;
+  if (!fromFiles || source === undefined) throw new Error(`No source for the volume ${mount.name}`);
+  return ['--volume', `${source}:${mount.mountPath}${mount.readOnly === true ? ':ro' : ''}`];
 }
 
 /** podman run's arguments for the first container of a rendered pod template; nothing of this machine leaks in. */

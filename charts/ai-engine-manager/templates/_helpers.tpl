@@ -209,3 +209,19 @@ engines.networkPolicy.allowFrom.
 {{- end }}
 {{- concat $peers .Values.engines.networkPolicy.allowFrom | toJson }}
 {{- end }}
+
+{{/*
+The users whose writes the admission webhooks do not review, as a CEL list: the gateway and the
+operator (their writes are the API's own), Kubernetes' own components, and admission.exemptUsers.
+*/}}
+{{- define "ai-engine-manager.admissionExemptUsers" -}}
+{{- $users := list
+  (printf "system:serviceaccount:%s:%s" .Release.Namespace (include "ai-engine-manager.gatewayServiceAccountName" .))
+  (printf "system:serviceaccount:%s:%s" .Release.Namespace (include "ai-engine-manager.operatorServiceAccountName" .))
+  "system:kube-controller-manager"
+  "system:apiserver" }}
+{{- $users = concat $users .Values.admission.exemptUsers }}
+{{- $quoted := list }}
+{{- range $users }}{{ $quoted = append $quoted (printf "'%s'" (replace "'" "\\'" .)) }}{{ end }}
+{{- printf "[%s]" (join ", " $quoted) }}
+{{- end }}

@@ -87,6 +87,15 @@ export class KindCache {
     return this.collection.seen(resourceVersion, timeoutMs);
   }
 
+  /** Waits until the object of that name is there and `test` holds for it, at most `timeoutMs`. */
+  when(
+    name: string,
+    test: (object: CachedObject) => boolean,
+    timeoutMs: number,
+  ): Promise<CachedObject | undefined> {
+    return this.collection.when(name, test, timeoutMs);
+  }
+
   /** Waits until the object of that name is gone from the cache, at most `timeoutMs`. */
   gone(name: string, timeoutMs: number): Promise<boolean> {
     return this.collection.gone(name, timeoutMs);

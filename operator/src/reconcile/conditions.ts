@@ -12,6 +12,8 @@ export interface Condition {
 }
 
 export { FAILED, READY, STOPPED } from '../observe/failure-hold.ts';
+/** False while an engine written without the gateway's admission is held (see the reconciler). */
+export const ADMITTED = 'Admitted';
 
 /** Reasons, UpperCamelCase as Kubernetes writes them. */
 export const REASONS = {
@@ -23,6 +25,7 @@ export const REASONS = {
   stopped: 'Stopped',
   userRequested: 'UserRequested',
   deleting: 'Deleting',
+  notAdmitted: 'NotAdmitted',
 } as const;
 
 /** The new conditions: `wanted` merged into `previous`, transition times kept where status did not change. */

@@ -11,7 +11,7 @@
  * 6. write the status through the status subresource, only the fields that changed.
  */
 import type { KubernetesObject, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
-import { GROUP, STOP_REASON_ANNOTATION } from '../../../shared/resources.ts';
+import { GROUP, ID_LABEL, STOP_REASON_ANNOTATION, WORKSPACE_LABEL } from '../../../shared/resources.ts';
 import {
   dataClaimName,
   DATA_VOLUME,
@@ -34,7 +34,7 @@ import { statusCode } from '../../../shared/watched-collection.ts';
 import type { ClusterView, OwnedCopy } from '../kube/cluster-view.ts';
 import { digestOf, upToDate, withDigest } from '../desired/digest.ts';
 import type { ReconcileResult } from '../runtime/controller.ts';
-import { REASONS } from './conditions.ts';
+import { ADMITTED, mergeConditions, REASONS, type Condition } from './conditions.ts';
 import { changedFields, planStatus } from './status.ts';
 import { parseStorageQuantity } from '../../../shared/quantity.ts';
 
@@ -81,7 +81,10 @@ export class EngineReconciler {
     // The API records the profile and version snapshots with the object; when they were too
     // large for that, it writes them to status in a second step, and until that lands there is
     // nothing to run. Its write wakes us.
-    if (!hasSnapshots(this.deps.kind, read)) return { requeueAfterMs: SNAPSHOT_RECHECK_MS };
+    if (!hasSnapshots(this.deps.kind, read)) {
+      if (!admitted(read)) return this.holdUnadmitted(read);
+      return { requeueAfterMs: SNAPSHOT_RECHECK_MS };
+    }
     const engine = await this.ensureFinalizer(read);
     const problem = await this.applyDesired(engine);
     if (problem) return this.report(engine, [], { storageResizing: false, terminal: problem });
@@ -91,6 +94,21 @@ export class EngineReconciler {
     const result = await this.report(engine, pods, { storageResizing });
     if (!storageResizing) return result;
     return { requeueAfterMs: Math.min(result?.requeueAfterMs ?? RESIZE_RECHECK_MS, RESIZE_RECHECK_MS) };
+  }
+
+  /**
+   * An engine written to Kubernetes while the gateway did not admit it (its webhooks not
+   * registered): nothing checked it, so nothing of it runs. It says so in a condition until a
+   * change that the gateway admits makes it an engine; that change wakes us.
+   */
+  private async holdUnadmitted(engine: EngineResource): Promise<undefined> {
+    const { kind, kube, view } = this.deps;
+    const previous = (engine.status?.['conditions'] ?? []) as Condition[];
+    const conditions = mergeConditions(previous, [notAdmittedCondition(engine)], this.now());
+    const changed = changedFields(engine.storedStatus ?? engine.status, { conditions });
+    if (Object.keys(changed).length > 0)
+      view.wroteEngine(kind, await kube.patchEngineStatus(kind.plural, engine.metadata.name, changed), true);
+    return undefined;
   }
 
   /**
@@ -306,6 +324,25 @@ function refusal(error: unknown): string {
   } catch {
     return String(body);
   }
+}
+
+/** Whether the API wrote the engine (or admitted it): only then does it carry its identity labels. */
+function admitted(engine: EngineResource): boolean {
+  const labels = engine.metadata.labels ?? {};
+  return labels[WORKSPACE_LABEL] !== undefined && labels[ID_LABEL] !== undefined;
+}
+
+function notAdmittedCondition(engine: EngineResource): Omit<Condition, 'lastTransitionTime'> {
+  return {
+    type: ADMITTED,
+    status: 'False',
+    reason: REASONS.notAdmitted,
+    message:
+      'AI Engine Manager did not admit this engine (its admission webhooks were not registered when it ' +
+      'was written), so it is held and nothing of it runs. Apply it again once the gateway serves its ' +
+      'webhooks: it is then checked and completed like an engine created through the API.',
+    observedGeneration: engine.metadata.generation ?? 0,
+  };
 }
 
 /** Whether the API has written the engine's profile and version (or image) snapshots. */
