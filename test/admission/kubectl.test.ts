@@ -2,12 +2,14 @@
  * Engines and their catalogue declared with kubectl: the apiserver sends every write of the nine
  * kinds to the gateway's admission webhooks (registered from the chart's own configurations, on
  * loopback with a certificate of the cluster's CA), which apply the API's checks, defaults and
- * ownership. Users are Kubernetes users (`kubectl --as`), bound to the chart's ClusterRoles.
+ * ownership. Users are Kubernetes users (`kubectl --as`), bound to the chart's ClusterRoles. The
+ * catalogue and the engines are the documentation's manifests.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { dump } from 'js-yaml';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { dump, loadAll } from 'js-yaml';
 import { waitFor } from '../cluster/wait.ts';
 import { find, MINIMAL_VALUES, render, type Rendered } from '../charts/helm.ts';
 import { useApiServer, type RestResponse } from '../helpers/api-server.ts';
@@ -46,7 +48,7 @@ let chart: Rendered[] = [];
 interface Manifest {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; namespace: string };
+  metadata: { name: string; namespace?: string };
   spec: Record<string, unknown>;
 }
 
@@ -135,30 +137,21 @@ function profileOf(kind: string, fields: Message = {}): Message {
     : { ...common, storageBytesConstraint };
 }
 
-const catalogue = [
-  manifest('DAIEngineProfile', 'default.standard', profileOf('DAIEngineProfile')),
-  manifest('H2OEngineProfile', 'default.standard', profileOf('H2OEngineProfile')),
-  manifest('NotebookEngineProfile', 'default.standard', profileOf('NotebookEngineProfile')),
-  manifest('DAIEngineVersion', 'default.1.10.6', { image: 'dai:1.10.6', aliases: ['latest'] }),
-  manifest('H2OEngineVersion', 'default.3.46.0.1', { image: 'h2o:3.46.0.1' }),
-  manifest('NotebookEngineImage', 'default.jupyter', { image: 'jupyter:1', enabled: true }),
-];
-
+/** The documentation's manifests (docs-site/examples/kubectl), as the site shows them. */
+const EXAMPLES = join(
+  dirname(fileURLToPath(import.meta.url)),
+  '..',
+  '..',
+  'docs-site',
+  'examples',
+  'kubectl',
+);
+const catalogue = loadAll(readFileSync(join(EXAMPLES, 'catalogue.yaml'), 'utf8')) as Manifest[];
+const [dai, h2o, notebook] = loadAll(readFileSync(join(EXAMPLES, 'engines.yaml'), 'utf8')) as Manifest[];
+if (dai === undefined || h2o === undefined || notebook === undefined)
+  throw new Error('engines.yaml holds three engines');
+const engines = { dai, h2o, notebook };
 const WS = 'workspaces/default';
-const engines = {
-  dai: manifest('DAIEngine', 'default.alice-dai', {
-    profile: `${WS}/daiEngineProfiles/standard`,
-    daiEngineVersion: `${WS}/daiEngineVersions/latest`,
-  }),
-  h2o: manifest('H2OEngine', 'default.alice-h2o', {
-    profile: `${WS}/h2oEngineProfiles/standard`,
-    h2oEngineVersion: `${WS}/h2oEngineVersions/3.46.0.1`,
-  }),
-  notebook: manifest('NotebookEngine', 'default.alice-notebook', {
-    profile: `${WS}/notebookEngineProfiles/standard`,
-    notebookImage: `${WS}/notebookEngineImages/jupyter`,
-  }),
-};
 
 beforeAll(async () => {
   // The test's own clients (the gateway, the operator, this file's kubectl) act as cluster-admin,
@@ -325,7 +318,7 @@ describe('engines applied by a user', () => {
     const big = await refusal(
       apply(ALICE, manifest('DAIEngine', 'default.big', { ...engines.dai.spec, cpu: 9 })),
     );
-    expect(big).toMatch(/Invalid dai_engine\.cpu: .*8/);
+    expect(big).toContain("Invalid dai_engine.cpu: must be between 1 and 8 (the profile's limits), got 9");
     const immutable = await refusal(
       kubectl(ALICE, [
         'patch',

@@ -34,6 +34,7 @@ export const SITE_ROUTES: readonly string[] = [
   'user-guide/h2o-engine/manage-h2o-engine/',
   'user-guide/notebook-engine/create-notebook-engine/',
   'user-guide/notebook-engine/manage-notebook-engine/',
+  'user-guide/kubectl-and-gitops',
   'py/installation',
   'py/initialization',
   'py/login',
@@ -61,6 +62,7 @@ export const SITE_ROUTES: readonly string[] = [
   'administration/install',
   'administration/configuration',
   'administration/permissions',
+  'administration/kubernetes-access',
 ];
 
 /** Where the home page's "Get started" leads. */
