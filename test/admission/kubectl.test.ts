@@ -5,10 +5,12 @@
  * ownership. Users are Kubernetes users (`kubectl --as`), bound to the chart's ClusterRoles. The
  * catalogue and the engines are the documentation's manifests.
  */
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { dump, loadAll } from 'js-yaml';
 import { waitFor } from '../cluster/wait.ts';
 import { find, MINIMAL_VALUES, render, type Rendered } from '../charts/helm.ts';
@@ -18,6 +20,7 @@ import { GIB, profile } from '../auth/catalogue.ts';
 import type { Message } from '../auth/calls.ts';
 
 const NS = 'kubectl-test';
+const CACHE = process.env['AIEM_CACHE'] ?? join(homedir(), '.cache', 'ai-engine-manager');
 const { identity, authenticate, authorizer } = useIdentity({
   accounts: [
     { id: 'ops', name: 'Olga Ops', roles: ['admin'] },
@@ -363,6 +366,32 @@ describe('engines applied by a user', () => {
     expect(resumed.status).toBe(200);
     await stateOf('alice', path, 'daiEngine', 'STATE_RUNNING');
     expect((await getObject('daiengines', 'default.alice-dai')).spec['paused']).toBe(false);
+  });
+
+  it('is the same engine for its creator in the published Python client: listed, read, paused, resumed', async () => {
+    const python = join(CACHE, 'python-client-1.10.2', 'bin', 'python');
+    const { provider } = identity();
+    const env = {
+      ...process.env,
+      AIEM_ISSUER_URL: provider.issuer,
+      AIEM_CLIENT_ID: provider.clientId,
+      AIEM_USER_REFRESH_TOKEN: await provider.refreshToken('alice'),
+    };
+    const script = join(dirname(fileURLToPath(import.meta.url)), '..', 'compat', 'kubectl_engines.py');
+    const { stdout } = await promisify(execFile)(
+      python,
+      [script, api().gateway.restUrl, 'default', 'alice-dai'],
+      {
+        env,
+      },
+    );
+    expect(stdout.split('\n')).toEqual([
+      'listed: alice-dai',
+      'creator: users/alice state: STATE_RUNNING cpu: 1',
+      'paused: STATE_PAUSED',
+      'resumed: STATE_RUNNING',
+      '',
+    ]);
   });
 
   it('writes nothing on a server-side dry run', async () => {
