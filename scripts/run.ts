@@ -8,6 +8,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { authFromEnvironment } from '../gateway/src/auth/config.ts';
+import { startWebhook } from '../gateway/src/admission/webhook.ts';
 import { startGateway } from '../gateway/src/gateway.ts';
 import { apiHandlers } from '../gateway/src/services/api.ts';
 import { PodLogs } from '../gateway/src/store/pod-logs.ts';
@@ -17,6 +18,7 @@ import { DEFAULT_NODE_POOLS } from '../test/cluster/nodes.ts';
 import { startOperator } from '../operator/src/operator.ts';
 import { pino } from 'pino';
 import { superviseShutdown } from '../test/cluster/shutdown.ts';
+import { applyConfigurations, webhookCertificate, webhookConfigurations } from '../test/cluster/webhooks.ts';
 import { startLocalIdentity, type LocalUser } from '../test/identity/local-identity.ts';
 import { serveStaticSite } from './static-site.ts';
 
@@ -109,22 +111,47 @@ shutdown.add({
 });
 await store.startCaches();
 shutdown.add({ name: 'the gateway caches', stop: () => store.stopCaches() });
+const handlers = apiHandlers({
+  store,
+  authorizer: auth.authorizer,
+  publicUrl,
+  // Engine logs: the pod log API, which kwok serves from the simulated nodes.
+  podLogs: new PodLogs(cluster.kubeConfig, namespace),
+});
 const gateway = await startGateway({
   host,
   restPort,
   grpcPort: port('AIEM_GRPC_PORT', 9090),
-  handlers: apiHandlers({
-    store,
-    authorizer: auth.authorizer,
-    publicUrl,
-    // Engine logs: the pod log API, which kwok serves from the simulated nodes.
-    podLogs: new PodLogs(cluster.kubeConfig, namespace),
-  }),
+  handlers,
   authenticate: auth.authenticate,
   version,
   ready: () => store.ready,
 });
 shutdown.add({ name: 'the gateway', stop: () => gateway.stop() });
+// The admission webhooks, registered from the chart as a release would: kubectl writes of the
+// product's kinds get the API's checks. The gateway and the operator act as the cluster admin
+// here (the chart's ServiceAccounts on a cluster), so the admin's own writes are not reviewed:
+// people declare engines as themselves with `kubectl --as=<user>`.
+const certificate = await webhookCertificate(cluster);
+const webhook = await startWebhook({
+  host: '127.0.0.1',
+  port: port('AIEM_WEBHOOK_PORT', 8443),
+  ...certificate,
+  store,
+  handlers,
+  namespace,
+  mapping: { usernamePrefix: '', groupsPrefix: '' },
+});
+shutdown.add({ name: 'the admission webhooks', stop: () => webhook.stop() });
+await applyConfigurations(
+  cluster,
+  await webhookConfigurations(cluster, {
+    namespace,
+    url: webhook.url,
+    caBundle: certificate.caBundle,
+    exemptUsers: ['cluster-admin'],
+  }),
+);
 // The documentation site beside the API, at its published base path (AIEM_DOCS_PORT).
 const docs = await serveStaticSite({
   root: join(ROOT, 'docs-site', 'build'),
@@ -190,6 +217,9 @@ console.log(
     ...identityLines(info),
     '',
     `Try: KUBECONFIG=${info.kubeconfig} ${join(info.kubectlDir, 'kubectl')} get nodes,crds`,
+    'Declare resources with kubectl as a user (system:masters passes Kubernetes RBAC; the policy decides):',
+    `  kubectl --as=admin --as-group=admin --as-group=system:masters apply -n ${namespace} -f docs-site/examples/kubectl/catalogue.yaml`,
+    `  kubectl --as=alice --as-group=system:masters apply -n ${namespace} -f docs-site/examples/kubectl/engines.yaml`,
     'Press Ctrl+C to stop everything.',
     '',
   ].join('\n'),

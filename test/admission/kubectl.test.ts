@@ -15,6 +15,7 @@ import { dump, loadAll } from 'js-yaml';
 import { waitFor } from '../cluster/wait.ts';
 import { find, MINIMAL_VALUES, render, type Rendered } from '../charts/helm.ts';
 import { useApiServer, type RestResponse } from '../helpers/api-server.ts';
+import { webhookConfigurations as chartWebhooks, type WebhookConfiguration } from '../cluster/webhooks.ts';
 import { useIdentity } from '../helpers/use-identity.ts';
 import { GIB, profile } from '../auth/catalogue.ts';
 import type { Message } from '../auth/calls.ts';
@@ -118,18 +119,22 @@ async function stateOf(who: string, path: string, field: string, state: string):
   );
 }
 
-const WEBHOOKS = ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration'] as const;
+/** The chart's webhook configurations, registered to call the test's gateway on loopback. */
+let configurations: WebhookConfiguration[] = [];
 
-/** The chart's webhook configurations, calling the test's gateway on loopback (or `url`). */
-function webhookConfigurations(url = api().webhook?.url ?? ''): Rendered[] {
-  return WEBHOOKS.map((kind) => {
-    const config = structuredClone(find(chart, kind));
-    const mode = kind.startsWith('Mutating') ? 'mutate' : 'validate';
-    const [webhook] = config['webhooks'] as Record<string, unknown>[];
-    if (webhook === undefined) throw new Error(`${kind} without a webhook`);
-    webhook['clientConfig'] = { url: `${url}/admission/${mode}`, caBundle: api().webhook?.caBundle };
-    return config;
-  });
+/** The configurations, calling `url` instead (an address where nothing answers). */
+function webhookConfigurations(url?: string): WebhookConfiguration[] {
+  if (url === undefined) return configurations;
+  return configurations.map((configuration) => ({
+    ...configuration,
+    webhooks: configuration.webhooks.map((webhook) => ({
+      ...webhook,
+      clientConfig: {
+        ...webhook.clientConfig,
+        url: `${url}/admission/${configuration.kind.startsWith('Mutating') ? 'mutate' : 'validate'}`,
+      },
+    })),
+  }));
 }
 
 /** A profile of the kind, without the constraints the kind does not have. */
@@ -159,10 +164,15 @@ const WS = 'workspaces/default';
 beforeAll(async () => {
   // The test's own clients (the gateway, the operator, this file's kubectl) act as cluster-admin,
   // as the chart exempts the gateway's and the operator's ServiceAccounts.
-  chart = await render(
-    { ...MINIMAL_VALUES, admission: { exemptUsers: ['cluster-admin'] } },
-    { namespace: NS },
-  );
+  chart = await render(MINIMAL_VALUES, { namespace: NS });
+  const webhook = api().webhook;
+  if (webhook === undefined) throw new Error('The gateway serves no webhooks');
+  configurations = await chartWebhooks(api().cluster, {
+    namespace: NS,
+    url: webhook.url,
+    caBundle: webhook.caBundle,
+    exemptUsers: ['cluster-admin'],
+  });
   const roles = chart.filter(
     (o) => o.kind === 'ClusterRole' && /-(viewer|engine-editor|administrator)$/.test(o.metadata?.name ?? ''),
   );

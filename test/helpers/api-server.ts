@@ -1,5 +1,4 @@
-import { readFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   credentials,
@@ -19,7 +18,7 @@ import { apiHandlers } from '../../gateway/src/services/api.ts';
 import { PodLogs } from '../../gateway/src/store/pod-logs.ts';
 import { ResourceStore } from '../../gateway/src/store/store.ts';
 import type { Cluster, ClusterOptions } from '../cluster/cluster.ts';
-import { issueLoopbackCertificate } from '../cluster/pki.ts';
+import { webhookCertificate } from '../cluster/webhooks.ts';
 import { pino } from 'pino';
 import { startOperator, type Operator } from '../../operator/src/operator.ts';
 import { RESOURCE_KINDS } from '../../shared/resources.ts';
@@ -134,7 +133,7 @@ export function useApiServer(options: ApiServerOptions): () => ApiServer {
     }
     let webhookAccess: ApiServer['webhook'];
     if (options.admission !== undefined) {
-      const { cert, key } = await issueLoopbackCertificate(cluster().runDir, 'webhook');
+      const { certFile: cert, keyFile: key, caBundle } = await webhookCertificate(cluster());
       const mapping = options.admission;
       webhook = await startWebhook({
         host: '127.0.0.1',
@@ -146,7 +145,6 @@ export function useApiServer(options: ApiServerOptions): () => ApiServer {
         namespace: options.namespace,
         mapping,
       });
-      const caBundle = (await readFile(join(cluster().runDir, 'ca.crt'))).toString('base64');
       webhookAccess = { url: webhook.url, caBundle };
     }
     server = {

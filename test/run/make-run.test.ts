@@ -1,9 +1,9 @@
 /**
  * `make run` stops as a terminal user expects, also under load: Ctrl+C (SIGINT to the whole
  * foreground process group) stops everything within seconds and leaves no process and no file
- * behind; a second Ctrl+C stops at once.
+ * behind; a second Ctrl+C stops at once. Its admission webhooks check kubectl's writes.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, openSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -37,6 +37,7 @@ async function startStack(): Promise<Stack> {
     AIEM_GRPC_PORT: String(await freePort()),
     AIEM_DOCS_PORT: String(await freePort()),
     AIEM_IDENTITY_PORT: String(await freePort()),
+    AIEM_WEBHOOK_PORT: String(await freePort()),
     AIEM_LOG_LEVEL: 'warn',
     // 20 × 16 CPUs: room for hundreds of running engines.
     AIEM_CPU_NODES: '20',
@@ -139,6 +140,21 @@ test(`Ctrl+C under load (${ENGINES} engines, ${RUNNING_AT_LEAST}+ running, calls
       .status,
   ).toBe(200);
   const engine = { profile: `${ws}/daiEngineProfiles/p`, daiEngineVersion: `${ws}/daiEngineVersions/1.10.6` };
+  // kubectl writes as a user go through the admission webhooks, registered from the chart.
+  const manifest = {
+    apiVersion: 'engine.h2o.ai/v1',
+    kind: 'DAIEngine',
+    metadata: { name: 'load.by-kubectl', namespace: 'ai-engine-manager' },
+    spec: { ...engine, cpu: 99 },
+  };
+  const kubectl = spawnSync(
+    join(stack.info.kubectlDir, 'kubectl'),
+    ['--kubeconfig', stack.info.kubeconfig, '--as=admin', '--as-group=system:masters', 'apply', '-f', '-'],
+    { input: JSON.stringify(manifest), encoding: 'utf8' },
+  );
+  expect(kubectl.stderr).toContain(
+    'admission webhook "mutate.engine.h2o.ai" denied the request: Invalid dai_engine.cpu',
+  );
   await inParallel(ENGINES, 16, async (index) => {
     const response = await api(stack, 'POST', `/v1/${ws}/daiEngines?daiEngineId=e${index}`, engine);
     expect(response.status).toBe(200);
