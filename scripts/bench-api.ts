@@ -13,24 +13,29 @@
  *   StatefulSets applied straight to the cluster until all their pods are ready (the floor the
  *   cluster itself sets); P4b: the operator's writes per second while they are left alone;
  * - P5o: the operator's memory holding AIEM_BENCH_HELD engines (default 3,000), all but the
- *   running ones paused.
+ *   running ones paused;
+ * - P6: AIEM_BENCH_ADMITTED engines (default 1,000) written to the Kubernetes API as a user, as
+ *   kubectl does, reviewed by the gateway's admission webhooks, against as many written by the
+ *   cluster admin, whom the webhooks leave alone: what admission adds to a Kubernetes write.
  *
  * Prints a table; README records a run.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import {
   AppsV1Api,
   CoreV1Api,
   CustomObjectsApi,
-  type KubeConfig,
+  KubeConfig,
   type KubernetesObject,
   type V1StatefulSet,
 } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { customResources, WatchedCollection, type ListPage } from '../shared/watched-collection.ts';
-import { startCluster } from '../test/cluster/cluster.ts';
+import { pooled } from '../shared/kube-transport.ts';
+import { startCluster, type Cluster } from '../test/cluster/cluster.ts';
+import { applyConfigurations, webhookCertificate, webhookConfigurations } from '../test/cluster/webhooks.ts';
 import { freePort } from '../test/cluster/ports.ts';
 import { ProductProcess } from '../test/helpers/product-process.ts';
 import { startLocalIdentity } from '../test/identity/local-identity.ts';
@@ -43,6 +48,8 @@ const LOAD_MS = 5_000;
 const ENGINES_STARTED = Number(process.env['AIEM_BENCH_RUNNING'] ?? 1_000);
 /** P5o: engines the operator holds, most of them paused. */
 const ENGINES_HELD = Number(process.env['AIEM_BENCH_HELD'] ?? 3_000);
+/** P6: engines written through the admission webhooks. */
+const ENGINES_ADMITTED = Number(process.env['AIEM_BENCH_ADMITTED'] ?? 1_000);
 /** P4b: how long the running engines are left alone while the operator's writes are counted. */
 const QUIET_MS = 30_000;
 
@@ -168,6 +175,42 @@ function engineObject(
   };
 }
 
+/**
+ * Custom resources as a user of the cluster: a ServiceAccount of the benchmark's namespace that
+ * may create engines, signed in with its token through a pooled client like the admin's.
+ */
+async function userKubeConfig(cluster: Cluster): Promise<CustomObjectsApi> {
+  const name = 'bench-user';
+  await cluster.kubectl(['create', 'serviceaccount', name, '-n', NAMESPACE]);
+  await cluster.kubectl([
+    'create',
+    'role',
+    name,
+    '-n',
+    NAMESPACE,
+    '--verb=create,get',
+    '--resource=daiengines.engine.h2o.ai',
+  ]);
+  await cluster.kubectl([
+    'create',
+    'rolebinding',
+    name,
+    '-n',
+    NAMESPACE,
+    `--role=${name}`,
+    `--serviceaccount=${NAMESPACE}:${name}`,
+  ]);
+  const token = (await cluster.kubectl(['create', 'token', name, '-n', NAMESPACE, '--duration=2h'])).trim();
+  const config = new KubeConfig();
+  config.loadFromOptions({
+    clusters: [{ name: 'local', server: cluster.server, caFile: join(cluster.runDir, 'ca.crt') }],
+    users: [{ name, token }],
+    contexts: [{ name, cluster: 'local', user: name }],
+    currentContext: name,
+  });
+  return pooled(config).makeApiClient(CustomObjectsApi);
+}
+
 /** An operator process and what its /metrics say. */
 interface OperatorProcess {
   pid: number | undefined;
@@ -233,6 +276,12 @@ try {
   const core = cluster.kubeConfig.makeApiClient(CoreV1Api);
   await core.createNamespace({ body: { metadata: { name: NAMESPACE } } });
   const identity = await startLocalIdentity({ host: '127.0.0.1', port: 0, accessTokenTtlSeconds: 3600 });
+  // The admission webhooks' certificate, where the gateway reads it (a Secret's files in a cluster).
+  const certificate = await webhookCertificate(cluster);
+  const certDir = join(cluster.runDir, 'webhook-tls');
+  mkdirSync(certDir);
+  copyFileSync(certificate.certFile, join(certDir, 'tls.crt'));
+  copyFileSync(certificate.keyFile, join(certDir, 'tls.key'));
   // The gateway in a process of its own, as deployed: its memory is its own (P5g), and the
   // benchmark's clients do not share its event loop.
   const gatewayProcess = new ProductProcess('gateway', 'gateway/src/main.ts', {
@@ -242,13 +291,27 @@ try {
     AIEM_HOST: '127.0.0.1',
     AIEM_REST_PORT: '0',
     AIEM_GRPC_PORT: '0',
+    AIEM_WEBHOOK_PORT: '0',
+    AIEM_WEBHOOK_CERT_DIR: certDir,
     AIEM_LOG_LEVEL: 'info',
     // V8 settings to try on the gateway, e.g. a heap limit (`--max-old-space-size=192`).
     NODE_OPTIONS: process.env['AIEM_GATEWAY_NODE_OPTIONS'] ?? '',
     ...identity.environment,
   });
-  const restUrl = String((await gatewayProcess.waitForLog('Started gateway'))['restUrl']);
+  const started = await gatewayProcess.waitForLog('Started gateway');
+  const restUrl = String(started['restUrl']);
   await gatewayProcess.waitForLog('caches in sync');
+  // The chart's webhook configurations, calling this gateway; the benchmark's own writes (and the
+  // gateway's and operator's) are the cluster admin's, which they leave alone.
+  await applyConfigurations(
+    cluster,
+    await webhookConfigurations(cluster, {
+      namespace: NAMESPACE,
+      url: String(started['webhookUrl']),
+      caBundle: certificate.caBundle,
+      exemptUsers: ['cluster-admin'],
+    }),
+  );
   const gateway = { restUrl, stop: () => gatewayProcess.stop() };
   const as = (who: string) => ({
     authorization: `Bearer ${identity.users[who]?.accessToken ?? ''}`,
@@ -332,6 +395,33 @@ try {
     `${(rssBytes(gatewayProcess.pid) / 2 ** 20).toFixed(0)} MiB`,
     '',
     '',
+  ]);
+
+  // What admission adds to a Kubernetes write: the same kind written by a user (a ServiceAccount
+  // allowed to create engines), whose writes the webhooks review and complete, and by the admin.
+  const user = await userKubeConfig(cluster);
+  const manifest = (workspace: string, i: number, spec: object): object => ({
+    apiVersion: 'engine.h2o.ai/v1',
+    kind: 'DAIEngine',
+    metadata: { name: `${workspace}.k${i}` },
+    spec,
+  });
+  const admittedMs = await batch(ENGINES_ADMITTED, CONCURRENCY, (i) =>
+    user.createNamespacedCustomObject({ ...target, body: manifest('admitted', i, body) }),
+  );
+  const unreviewedMs = await batch(ENGINES_ADMITTED, CONCURRENCY, (i) =>
+    custom.createNamespacedCustomObject({
+      ...target,
+      body: manifest('unreviewed', i, { ...body, paused: true }),
+    }),
+  );
+  const admittedPerSecond = ENGINES_ADMITTED / (admittedMs / 1000);
+  const unreviewedPerSecond = ENGINES_ADMITTED / (unreviewedMs / 1000);
+  report([
+    `P6 ${ENGINES_ADMITTED} engines written to Kubernetes as a user through the admission webhooks vs by the admin without review, ${CONCURRENCY} at a time (creates/s)`,
+    admittedPerSecond.toFixed(0),
+    unreviewedPerSecond.toFixed(0),
+    (admittedPerSecond / unreviewedPerSecond).toFixed(2),
   ]);
 
   // The cluster's own floor: bare StatefulSets of one pod and one claim, applied directly.
