@@ -133,6 +133,7 @@ const config: Config = {
     ...(algolia ? [] : [localSearch]),
   ],
   plugins: [
+    './src/plugins/html-endings.ts',
     [
       './src/plugins/api-reference.ts',
       {

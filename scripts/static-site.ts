@@ -1,8 +1,9 @@
 /**
  * A small static file server for the built documentation site, as a plain web host serves it:
  * files as they are, a folder's index.html, and 404.html with status 404 for anything else.
- * It never rewrites `.html` endings (the site itself treats `x.html` and `x/index.html` as `x`,
- * and the browser tests check exactly that), and answers only under its mount path. Text is
+ * It never rewrites `.html` endings: the build holds every page as `x/index.html` and `x.html`
+ * (docs-site/src/plugins/html-endings.ts), and the site shows both as `x` (the browser tests
+ * check exactly that), and answers only under its mount path. Text is
  * sent gzip-compressed to clients that accept it, as web hosts do.
  */
 import { createReadStream } from 'node:fs';

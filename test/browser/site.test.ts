@@ -44,10 +44,16 @@ describe('routes', () => {
       if (message.type() === 'error' && !knownApiPageError(route, message.text()))
         consoleErrors.push(message.text());
     });
-    const status = await openPage(page, site().at(route));
-    expect(status).toBe(200);
-    await expect(page.title()).resolves.not.toMatch(/Page Not Found/);
-    await expect(page.locator('h1').first().innerText()).resolves.not.toBe('Page Not Found');
+    // The page's address, and the same with `.html` as links from elsewhere write it: a plain
+    // static host must answer both with the page.
+    const addresses =
+      route.includes('?') || route === '' ? [route] : [route, `${route.replace(/\/$/, '')}.html`];
+    for (const address of addresses) {
+      const status = await openPage(page, site().at(address));
+      expect({ address, status }).toEqual({ address, status: 200 });
+      await expect(page.title()).resolves.not.toMatch(/Page Not Found/);
+      await expect(page.locator('h1').first().innerText()).resolves.not.toBe('Page Not Found');
+    }
     expect(consoleErrors).toEqual([]);
   });
 });
