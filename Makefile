@@ -190,9 +190,10 @@ docs-site/build/index.html: $(DOCS_DEPS)
 # The browser tests' build: hosted search with test keys (the tests answer its requests) and
 # the test-only pages (src/plugins/test-pages.ts). Never publish it.
 .PHONY: docs-test-build
-docs-test-build: $(DOCS_DEPS) ## Build the docs site for the browser tests into docs-site/build-test
+docs-test-build: $(DOCS_DEPS) ## Build the docs site for the browser tests, with hosted search (docs-site/build-test) and with the offline index (build-test-offline)
 	cd docs-site && ALGOLIA_APP_ID=AIEMTEST ALGOLIA_API_KEY=test-search-only-key \
 	  ALGOLIA_INDEX_NAME=ai-engine-manager AIEM_DOCS_TEST_PAGES=1 $(DOCUSAURUS) build --out-dir build-test
+	cd docs-site && AIEM_DOCS_TEST_PAGES=1 $(DOCUSAURUS) build --out-dir build-test-offline
 
 .PHONY: docs-serve
 docs-serve: docs-site/build/index.html ## Serve the built docs site at http://127.0.0.1:3000/ai-engine-manager/
@@ -215,4 +216,4 @@ bench-docs: apt-packages docs ## Lighthouse scores of the docs site's home page 
 
 .PHONY: clean
 clean: ## Remove node_modules, docs site builds, the image archive and local run state (the machine cache stays)
-	rm -rf node_modules .run dist docs-site/node_modules docs-site/build docs-site/build-test docs-site/.docusaurus
+	rm -rf node_modules .run dist docs-site/node_modules docs-site/build docs-site/build-test docs-site/build-test-offline docs-site/.docusaurus

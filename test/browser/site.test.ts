@@ -10,7 +10,7 @@ import { describe, expect, test } from '@jest/globals';
 import type { Page } from 'playwright-core';
 import { fakeSearchService } from './fake-algolia.ts';
 import { GUIDE_PAGE, SITE_ROUTES } from './routes.ts';
-import { ARTIFACTS, DESKTOP, MOBILE, openPage, useSite } from './site.ts';
+import { ARTIFACTS, DESKTOP, MOBILE, openPage, SEARCH_BOX, useSite } from './site.ts';
 
 const site = useSite();
 
@@ -91,7 +91,7 @@ describe('navbar', () => {
     const page = await site().newPage();
     await openPage(page, site().url);
     const right = page.locator('.navbar__items--right');
-    await expect(right.locator('.DocSearch-Button').isVisible()).resolves.toBe(true);
+    await expect(right.locator(SEARCH_BOX).isVisible()).resolves.toBe(true);
     await expect(
       right.getByRole('button', { name: /Switch between dark and light mode/ }).isVisible(),
     ).resolves.toBe(true);

@@ -24,10 +24,27 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 /** The site's base path. */
 export const BASE_PATH = '/ai-engine-manager/';
-/** The test build: hosted search with test keys, plus the test-only pages. */
-export const TEST_BUILD = process.env['AIEM_DOCS_TEST_BUILD'] ?? join(ROOT, 'docs-site', 'build-test');
-/** Screenshots land here (git-ignored). */
-export const ARTIFACTS = join(ROOT, 'test', 'browser', 'artifacts');
+/**
+ * Which search the site under test has: `hosted` (Algolia DocSearch with test keys, its service
+ * faked by test/browser/fake-algolia.ts) or `offline` (the index built with the site). The suites
+ * that do not depend on it run in both (test/browser/offline/ imports them in offline mode).
+ */
+export const SEARCH_MODE: 'hosted' | 'offline' =
+  process.env['AIEM_DOCS_SEARCH_MODE'] === 'offline' ? 'offline' : 'hosted';
+/** The test build of that search mode, plus the test-only pages (`make docs-test-build`). */
+export const TEST_BUILD =
+  process.env['AIEM_DOCS_TEST_BUILD'] ??
+  join(ROOT, 'docs-site', SEARCH_MODE === 'offline' ? 'build-test-offline' : 'build-test');
+/** The navbar's search box of the mode. */
+export const SEARCH_BOX = SEARCH_MODE === 'offline' ? '.navbar__search-input' : '.DocSearch-Button';
+/** Screenshots land here (git-ignored); the offline mode's in a folder of their own. */
+export const ARTIFACTS = join(
+  ROOT,
+  'test',
+  'browser',
+  'artifacts',
+  SEARCH_MODE === 'offline' ? 'offline' : '',
+);
 const CHROMIUM_ARGS = [
   // Names other than 127.0.0.1 do not resolve: nothing leaves the machine, and the HTTP cache
   // stays on (Playwright's request routing would turn it off for every page).

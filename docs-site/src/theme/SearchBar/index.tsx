@@ -5,7 +5,10 @@
  * autocomplete engine resets the status to "idle" after the failed request, so readers would
  * be told "No results for …", as if the documentation lacked the answer. This wrapper watches
  * the search requests itself and, while the last one failed, shows the error screen in the
- * open search dialog instead. Without hosted search (the offline index), it adds nothing.
+ * open search dialog instead.
+ *
+ * Without hosted search (the offline index), it gives the offline box what readers know from the
+ * hosted one: "/" focuses it, and an empty result says "No results for" with the query.
  */
 import { useCallback, useEffect, useState, type ComponentType, type ReactNode } from 'react';
 import { createPortal } from 'react-dom';
@@ -93,10 +96,66 @@ function useSearchFailure(): {
   return { failed, transformSearchClient };
 }
 
+/** Whether a key press goes to something the reader types into. */
+function typing(target: EventTarget | null): boolean {
+  return (
+    target instanceof HTMLElement &&
+    (target.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(target.tagName))
+  );
+}
+
+/**
+ * The hosted dialog's shortcuts: "/" outside text fields, and Ctrl+K and Cmd+K anywhere (the
+ * offline box knows only the platform's own one of the two).
+ */
+function shortcut(event: KeyboardEvent): boolean {
+  if (event.altKey || event.shiftKey) return false;
+  if (event.key === '/') return !event.ctrlKey && !event.metaKey && !typing(event.target);
+  return event.key.toLowerCase() === 'k' && (event.ctrlKey || event.metaKey);
+}
+
+/** The offline box's input. */
+const offlineInput = (): HTMLInputElement | null =>
+  document.querySelector<HTMLInputElement>('.navbar__search-input');
+
+/**
+ * "/", Ctrl+K and Cmd+K focus the offline search box (as they open the hosted dialog), and its empty result names
+ * the query: the box's own empty template cannot, so its text is completed where it appears.
+ */
+function useOfflineSearchExtras(enabled: boolean): void {
+  useEffect(() => {
+    if (!enabled) return undefined;
+    const onKey = (event: KeyboardEvent): void => {
+      if (!shortcut(event)) return;
+      const input = offlineInput();
+      if (input === null) return;
+      event.preventDefault();
+      input.focus();
+    };
+    const noResults = translate({ id: 'theme.SearchBar.noResultsText', message: 'No results for' });
+    const observer = new MutationObserver(() => {
+      const query = offlineInput()?.value ?? '';
+      const container = document.querySelector('.navbar__search [role="listbox"] [class*="noResults_"]');
+      const text = container?.lastElementChild;
+      const wanted = `${noResults} "${query}"`;
+      if (text && text.textContent !== wanted) text.textContent = wanted;
+    });
+    const box = document.querySelector('.navbar__search');
+    if (box) observer.observe(box, { childList: true, subtree: true });
+    document.addEventListener('keydown', onKey);
+    return () => {
+      document.removeEventListener('keydown', onKey);
+      observer.disconnect();
+    };
+  }, [enabled]);
+}
+
 export default function SearchBarWithErrors(props: object): ReactNode {
   const { siteConfig } = useDocusaurusContext();
+  const hosted = Boolean(siteConfig.themeConfig['algolia']);
   const { failed, transformSearchClient } = useSearchFailure();
-  if (!siteConfig.themeConfig['algolia']) return <SearchBar {...props} />;
+  useOfflineSearchExtras(!hosted);
+  if (!hosted) return <SearchBar {...props} />;
   return (
     <>
       <SearchBar {...props} transformSearchClient={transformSearchClient} />
