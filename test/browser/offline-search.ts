@@ -59,7 +59,7 @@ describe('offline search box', () => {
     // Another query that finds nothing names itself, not the first one.
     await input(page).fill('qqqzzz');
     await page.waitForFunction(() =>
-      document.querySelector('.navbar__search [class*="noResults_"]')?.textContent?.includes('qqqzzz'),
+      document.querySelector('.navbar__search [class*="noResults_"]')?.textContent.includes('qqqzzz'),
     );
     await expect(empty.innerText()).resolves.toBe('No results for "qqqzzz"');
   });
