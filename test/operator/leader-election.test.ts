@@ -166,13 +166,23 @@ function answer(url: string): Promise<{ status: number; text: string }> {
 
 const holderIs = (identity: string): Promise<V1Lease> =>
   operatorLeaseHeldBy(cluster().kubeConfig, NAMESPACE, identity);
+
+/**
+ * Waits until the replica reports itself leading: the Lease shows the new holder as soon as its
+ * write lands, a moment before the process has its answer and starts its controllers.
+ */
+const reportsLeading = (url: string): Promise<true> =>
+  waitFor(async () => ((await answer(`${url}/readyz`)).text === 'leading\n' ? true : undefined), {
+    what: `${url} to report itself leading`,
+    timeoutMs: 30_000,
+  });
 test('operator processes: one leads and serves metrics, the other stands by and leads when the first stops', async () => {
   const a = await operatorProcess('replica-a');
   await holderIs('replica-a');
   const b = await operatorProcess('replica-b');
   try {
     expect(await answer(`${a.url}/healthz`)).toEqual({ status: 200, text: 'ok\n' });
-    expect((await answer(`${a.url}/readyz`)).text).toBe('leading\n');
+    await reportsLeading(a.url);
     expect(await answer(`${b.url}/readyz`)).toEqual({ status: 200, text: 'standby\n' });
     const metrics = await answer(`${a.url}/metrics`);
     expect(metrics.text).toContain('aiem_reconcile_total');
@@ -183,7 +193,7 @@ test('operator processes: one leads and serves metrics, the other stands by and 
     a.child.kill('SIGTERM');
     await once(a.child, 'exit');
     await holderIs('replica-b');
-    expect((await answer(`${b.url}/readyz`)).text).toBe('leading\n');
+    await reportsLeading(b.url);
   } finally {
     a.child.kill('SIGKILL');
     b.child.kill('SIGTERM');
