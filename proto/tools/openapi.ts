@@ -5,9 +5,11 @@
  * client's validation) sends values that could never succeed; these rules add the gateway's own
  * limits, from shared/rules.ts and update-mask.ts, the text that the gateway itself applies. In
  * two places the plugin is stricter than any proto3 server (required lists; required fields of
- * an update body, where only the masked ones count): those requirements go.
+ * an update body, where only the masked ones count): those requirements go. Titles, service
+ * names and order are made readable last (openapi-reading.ts).
  */
 import { UPDATE_PATHS } from '../../gateway/src/validation/update-mask.ts';
+import { readable } from './openapi-reading.ts';
 import { MAX_LENGTH, RESOURCE_ID, VERSION_ID, WORKSPACE_ID } from '../../shared/rules.ts';
 
 /** A Swagger 2 parameter: the fields this module reads or writes, and any others. */
@@ -219,5 +221,5 @@ export function refineOpenApi(document: SwaggerDocument, version: string): Swagg
     paths: structuredClone(paths),
   };
   refineSchemas(refined);
-  return refined;
+  return readable(refined);
 }

@@ -48,6 +48,28 @@ describe('routes', () => {
 });
 
 describe('navbar', () => {
+  test.each([997, 1100, 1201, 1280, 1441])('at %i px nothing in it covers anything else', async (width) => {
+    const page = await site().newPage({ viewport: { width, height: 800 } });
+    await openPage(page, site().url);
+    const overlaps = await page.evaluate(() => {
+      const boxes = (selector: string) =>
+        [...document.querySelectorAll(selector)].map((element) => ({
+          name: (element as HTMLElement).innerText.trim() || element.className,
+          box: element.getBoundingClientRect(),
+        }));
+      const left = boxes('.navbar__items:not(.navbar__items--right) > *');
+      const right = boxes('.navbar__items--right > *');
+      return left.flatMap((a) =>
+        right
+          .filter(
+            ({ box }) => a.box.width > 0 && box.width > 0 && a.box.right > box.left && box.right > a.box.left,
+          )
+          .map((b) => `${a.name} under ${b.name}`),
+      );
+    });
+    expect(overlaps).toEqual([]);
+  });
+
   test('has the five product dropdowns, each listing external documentation', async () => {
     const page = await site().newPage();
     await openPage(page, site().url);
@@ -207,7 +229,7 @@ test('api/ shows readers without JavaScript the name of the API and the OpenAPI 
 test('the API reference at api/ documents every service and operation of the OpenAPI document', async () => {
   const spec = JSON.parse(readFileSync(OPENAPI, 'utf8')) as {
     info: { title: string };
-    tags: { name: string }[];
+    tags: { name: string; 'x-displayName': string }[];
     paths: Record<string, Record<string, { operationId: string }>>;
   };
   const operations = Object.values(spec.paths).flatMap((methods) => Object.values(methods));
@@ -216,8 +238,11 @@ test('the API reference at api/ documents every service and operation of the Ope
   const menu = page.locator('.redocusaurus .menu-content');
   await menu.waitFor();
   await expect(page.locator('.redocusaurus h1').first().innerText()).resolves.toContain(spec.info.title);
+  // Services by the names of their resources, each operation by a short title, create first.
   for (const tag of spec.tags)
-    await expect(menu.getByText(tag.name, { exact: true }).count()).resolves.toBe(1);
+    await expect(menu.getByText(tag['x-displayName'], { exact: true }).count()).resolves.toBe(1);
+  await expect(menu.getByText('Create a DAI engine profile', { exact: true }).count()).resolves.toBe(1);
+  await expect(menu.getByText(/Requires actions\//).count()).resolves.toBe(0);
   await expect(page.locator('.redocusaurus [id*="/operation/"]').count()).resolves.toBe(operations.length);
   // The document itself can be downloaded from the page.
   const download = page.getByRole('link', { name: 'Download' }).first();
