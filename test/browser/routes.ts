@@ -26,6 +26,7 @@ export const SITE_ROUTES: readonly string[] = [
   'api/',
   'search?q=engine',
   'get-started/what-is-ai-engine-manager',
+  'get-started/quickstart',
   'get-started/access-ai-engines/',
   'release-notes',
   'user-guide/dai-engine/create-dai-engine/',

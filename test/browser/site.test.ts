@@ -10,7 +10,8 @@ import { describe, expect, test } from '@jest/globals';
 import type { Page } from 'playwright-core';
 import { fakeSearchService } from './fake-algolia.ts';
 import { GUIDE_PAGE, SITE_ROUTES } from './routes.ts';
-import { ARTIFACTS, BASE_PATH, DESKTOP, MOBILE, openPage, SEARCH_BOX, useSite } from './site.ts';
+import { waitFor } from '../cluster/wait.ts';
+import { ARTIFACTS, BASE_PATH, DESKTOP, MOBILE, openPage, SEARCH_BOX, SEARCH_MODE, useSite } from './site.ts';
 
 const site = useSite();
 
@@ -25,7 +26,7 @@ describe('routes', () => {
   test.each(SITE_ROUTES.map((route) => [route]))('/ai-engine-manager/%s shows its page', async (route) => {
     const page = await site().sharedPage();
     // The search page asks the search service at once.
-    if (route.startsWith('search')) await fakeSearchService(page, []);
+    const service = route.startsWith('search') ? await fakeSearchService(page, []) : undefined;
     // React reports a page it could not take over as served (and so rendered again) here.
     const consoleErrors: string[] = [];
     page.on('console', (message) => {
@@ -43,6 +44,11 @@ describe('routes', () => {
       await expect(page.title()).resolves.not.toMatch(/Page Not Found/);
       await expect(page.locator('h1').first().innerText()).resolves.not.toBe('Page Not Found');
     }
+    // Its question is answered before the page closes (hosted search; the offline index asks nobody).
+    if (service !== undefined && SEARCH_MODE === 'hosted')
+      await waitFor(() => Promise.resolve(service.queries.length > 0 || undefined), {
+        what: 'the search page to ask the search service',
+      });
     expect(consoleErrors).toEqual([]);
   });
 });
@@ -122,6 +128,23 @@ describe('navbar', () => {
       await expect(button.getAttribute('target')).resolves.toBe('_blank');
     }
   });
+});
+
+test('the home page leads to the quickstart, and each engine block to its guide', async () => {
+  const page = await site().newPage();
+  await openPage(page, site().url);
+  const hero = page.locator('header .button');
+  await expect(hero.allInnerTexts()).resolves.toEqual(['Quickstart', 'Get started', 'REST API reference']);
+  await expect(hero.first().getAttribute('href')).resolves.toBe(`${BASE_PATH}get-started/quickstart`);
+  for (const [title, guide] of [
+    ['Driverless AI engines', 'user-guide/dai-engine/create-dai-engine/'],
+    ['H2O engines', 'user-guide/h2o-engine/create-h2o-engine/'],
+    ['Notebook engines', 'user-guide/notebook-engine/create-notebook-engine/'],
+  ]) {
+    await expect(page.getByRole('link', { name: title, exact: true }).getAttribute('href')).resolves.toBe(
+      `${BASE_PATH}${guide}`,
+    );
+  }
 });
 
 test('the footer has the About us, Legal and Community link groups', async () => {

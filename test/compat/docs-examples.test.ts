@@ -40,6 +40,7 @@ interface Example {
 
 const EXAMPLES_RUN: Record<string, Example> = {
   'login.py': { as: 'alice', after: ['admin_dai.py'] },
+  'quickstart.py': { as: 'alice', after: ['admin_dai.py'] },
   'initialization.py': { as: 'alice', after: [] },
   'admin_dai.py': { as: 'admin', after: [] },
   'admin_h2o.py': { as: 'admin', after: [] },

@@ -11,11 +11,14 @@ import styles from './index.module.css';
 interface Feature {
   title: string;
   body: ReactNode;
+  /** The guide the title leads to, if any. */
+  to?: string;
 }
 
 const engines: Feature[] = [
   {
     title: 'Driverless AI engines',
+    to: '/user-guide/dai-engine/create-dai-engine/',
     body: (
       <>
         Start a Driverless AI server for automatic machine learning in one call. Pick a profile and a version;
@@ -26,6 +29,7 @@ const engines: Feature[] = [
   },
   {
     title: 'H2O engines',
+    to: '/user-guide/h2o-engine/create-h2o-engine/',
     body: (
       <>
         Run multi-node H2O-3 clusters for distributed machine learning. Ask for a size recommendation from the
@@ -35,6 +39,7 @@ const engines: Feature[] = [
   },
   {
     title: 'Notebook engines',
+    to: '/user-guide/notebook-engine/create-notebook-engine/',
     body: (
       <>
         Open a Jupyter notebook server from an image your administrator provides, with an optional Git
@@ -56,11 +61,12 @@ const platform: Feature[] = [
   },
   {
     title: 'Kubernetes native',
+    to: '/user-guide/kubectl-and-gitops',
     body: (
       <>
         Every engine, profile and version is a Kubernetes custom resource: etcd is the only database, and an
-        operator turns engines into pods, StatefulSets, volumes and services. Install it with Helm or{' '}
-        <code>kubectl apply -f crds/</code>.
+        operator turns engines into pods, StatefulSets, volumes and services. Install it with Helm, and
+        declare engines with <code>kubectl apply</code> or GitOps, checked like API calls.
       </>
     ),
   },
@@ -80,7 +86,9 @@ function FeatureList({ features }: { features: Feature[] }): ReactNode {
     <div className="row">
       {features.map((feature) => (
         <div key={feature.title} className={`col col--4 ${styles.feature}`}>
-          <Heading as="h3">{feature.title}</Heading>
+          <Heading as="h3">
+            {feature.to ? <Link to={feature.to}>{feature.title}</Link> : feature.title}
+          </Heading>
           <p>{feature.body}</p>
         </div>
       ))}
@@ -104,7 +112,10 @@ export default function Home(): ReactNode {
           <p className={styles.tagline}>{siteConfig.tagline}</p>
           <p className={styles.version}>Documentation for version {productVersion}</p>
           <div className={styles.actions}>
-            <Link className="button button--primary button--lg" to="/get-started/what-is-ai-engine-manager">
+            <Link className="button button--primary button--lg" to="/get-started/quickstart">
+              Quickstart
+            </Link>
+            <Link className="button button--secondary button--lg" to="/get-started/what-is-ai-engine-manager">
               Get started
             </Link>
             <Link className="button button--secondary button--lg" to="/api/">
