@@ -1,12 +1,15 @@
 /**
- * How the documentation site behaves when things go wrong or are slow: unknown addresses,
+ * How the documentation site behaves when things go wrong or are slow: unknown addresses (and
+ * the way on from the not-found page),
  * `.html` addresses, a crashing page, a wrong base URL, failed downloads, the progress bar,
  * and prefetching on slow connections.
  */
 import { describe, expect, test } from '@jest/globals';
 import type { Page, Request } from 'playwright-core';
+import { waitFor } from '../cluster/wait.ts';
+import { fakeSearchService } from './fake-algolia.ts';
 import { OVERVIEW_PAGE } from './routes.ts';
-import { openPage, useSite } from './site.ts';
+import { BASE_PATH, openPage, SEARCH_MODE, useSite } from './site.ts';
 
 const site = useSite();
 
@@ -36,6 +39,33 @@ describe('addresses', () => {
         true,
       );
     }
+  });
+
+  test('the not-found page offers a search of the documentation and the main sections', async () => {
+    const page = await site().newPage();
+    const service = SEARCH_MODE === 'hosted' ? await fakeSearchService(page, []) : undefined;
+    await openPage(page, site().at('no/such/page'));
+    const sections = page.getByRole('navigation', { name: 'Main sections' }).getByRole('link');
+    await expect(sections.allInnerTexts()).resolves.toEqual([
+      'Quickstart',
+      'Get started',
+      'User guide',
+      'Python client',
+      'Administration',
+      'REST API reference',
+    ]);
+    await page.getByLabel('Search the documentation').fill('pause engine');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await page.waitForURL(
+      (url) => url.pathname === `${BASE_PATH}search` && url.searchParams.get('q') === 'pause engine',
+    );
+    // (The offline page titles the results once its index has loaded.)
+    await page.locator('h1', { hasText: 'Search results for "pause engine"' }).waitFor();
+    // The hosted search page asks the (faked) service; its answer comes before the page closes.
+    if (service !== undefined)
+      await waitFor(() => Promise.resolve(service.queries.length > 0 || undefined), {
+        what: 'the search page to ask the search service',
+      });
   });
 
   test('paths ending in .html or /index.html show the page of the path without that ending', async () => {
