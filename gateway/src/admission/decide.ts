@@ -15,6 +15,7 @@ import { GROUP, RESOURCE_KINDS, type ResourceKind } from '../../../shared/resour
 import type { Handlers } from '../call/handler.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { Code } from '../errors/code.ts';
+import { log } from '../log.ts';
 import { Admission, admissions } from '../store/admission.ts';
 import type { Caller } from '../auth/authorizer.ts';
 import { callOf, type ApiCall, type Write } from './calls.ts';
@@ -51,7 +52,14 @@ export async function decide(mode: Mode, request: AdmissionRequest, deps: Decide
   try {
     return await decideOrThrow(mode, request, deps);
   } catch (error: unknown) {
-    return { response: deny(request.uid, ApiError.from(error)) };
+    const refusal = ApiError.from(error);
+    // A refusal of the caller's change is an answer; anything else is a fault of ours, kept in the log.
+    if (refusal.code === Code.INTERNAL)
+      log.error(
+        { err: error, kind: request.kind.kind, name: request.name, operation: request.operation },
+        'admission review failed',
+      );
+    return { response: deny(request.uid, refusal) };
   }
 }
 

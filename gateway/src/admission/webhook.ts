@@ -92,14 +92,7 @@ async function review(options: WebhookOptions, req: Request, res: Response): Pro
     return;
   }
   const decision = await decide(mode satisfies Mode, request, options);
-  const { response } = decision;
-  if (response.status?.code === 500) {
-    log.error(
-      { kind: request.kind.kind, name: request.name, operation: request.operation },
-      'admission failed',
-    );
-  }
-  res.json(answer(response));
+  res.json(answer(decision.response));
   if (decision.settle !== undefined) void settle(options.store, decision.settle);
 }
 

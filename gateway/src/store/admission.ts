@@ -52,7 +52,7 @@ export class Admission {
 
   /** Records the write of `object`; a write of any other object is refused. */
   write(object: CustomResource, status: Readonly<Record<string, unknown>>): void {
-    this.only(object.kind, object.metadata.name);
+    this.confineTo(object.kind, object.metadata.name);
     this.written = { object, status };
   }
 
@@ -66,7 +66,7 @@ export class Admission {
   }
 
   /** Refuses a change that would reach another object than the one under review. */
-  only(kind: string, objectName: string): void {
+  confineTo(kind: string, objectName: string): void {
     if (kind === this.kind && objectName === this.objectName) return;
     throw new ApiError(
       Code.FAILED_PRECONDITION,

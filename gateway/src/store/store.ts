@@ -352,7 +352,7 @@ export class ResourceStore {
     const { metadata } = await this.locate(kind, name);
     const admission = currentAdmission();
     if (admission !== undefined) {
-      admission.only(kind.kind, metadata.name);
+      admission.confineTo(kind.kind, metadata.name);
       admission.deleted = true;
       return;
     }
