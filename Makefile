@@ -104,10 +104,10 @@ binaries: ## Build the control plane binaries (cold: ~7 min once per machine)
 
 # Everything `make generate` writes; `make check-generated` fails when any of it is stale.
 GENERATED := gateway/src/gen docs-site/static/openapi crds operator/src/podtemplate/gen \
-  charts/ai-engine-manager/templates/crds charts/ai-engine-manager/files
+  charts/ai-engine-manager/templates/crds charts/ai-engine-manager/files docs-site/src/diagrams/gen
 
 .PHONY: generate
-generate: node_modules/.package-lock.json ## Regenerate TypeScript, OpenAPI, REST routes and CRDs from proto/; pod patch metadata
+generate: node_modules/.package-lock.json ## Regenerate TypeScript, OpenAPI, REST routes and CRDs from proto/; pod patch metadata; the docs' diagrams
 	bash scripts/proto-deps.sh
 	openapiv2=$$(bash test/cluster/build-binaries.sh openapiv2 | sed -n 's/^OPENAPIV2_BIN=//p'); \
 	  PATH="$$openapiv2:$$PATH" node_modules/.bin/buf generate
@@ -120,6 +120,8 @@ generate: node_modules/.package-lock.json ## Regenerate TypeScript, OpenAPI, RES
 	$(NODE) operator/src/podtemplate/tools/patch-metadata.ts
 	# The Helm chart's copies of crds/ and of the default policy.
 	$(NODE) scripts/chart-files.ts
+	# The docs site's diagrams, laid out by ELK and drawn as SVG.
+	$(NODE) scripts/diagrams/render.ts
 
 .PHONY: chart
 chart: node_modules/.package-lock.json ## Copy crds/ and the default policy into the Helm chart, then lint it (strict)

@@ -1,11 +1,13 @@
 /**
- * `make bench-docs`: Lighthouse scores of the built documentation site (docs-site/build) for
- * the home page and a guide page, on the mobile profile Lighthouse uses by default and on its
- * desktop profile. The site is served locally by the same static server the browser tests
- * use, and audited with the machine's Chromium; reports go to .run/bench/docs/.
+ * `make bench-docs`: Lighthouse scores of the built documentation site (docs-site/build): all
+ * four categories for the main pages, on the mobile profile Lighthouse uses by default and on
+ * its desktop profile, then the accessibility score of every page of the sitemap. The site is
+ * served locally by the same static server the browser tests use, and audited with the
+ * machine's Chromium; reports go to .run/bench/docs/.
  *
  * Environment: AIEM_DOCS_BENCH_PAGES (comma-separated paths under the base path, default the
- * home page and the DAI engine creation guide), CHROMIUM_PATH (default /usr/bin/chromium).
+ * home page, the quickstart and the DAI engine guides), AIEM_DOCS_BENCH_ALL=0 (skip the
+ * accessibility audit of every page), CHROMIUM_PATH (default /usr/bin/chromium).
  */
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -26,19 +28,27 @@ interface LighthouseResult {
   categories: Record<string, { score: number | null }>;
 }
 
-const pages = (process.env['AIEM_DOCS_BENCH_PAGES'] ?? ',user-guide/dai-engine/create-dai-engine/')
+const pages = (
+  process.env['AIEM_DOCS_BENCH_PAGES'] ??
+  ',get-started/quickstart,user-guide/dai-engine/create-dai-engine/,user-guide/dai-engine/manage-dai-engine/'
+)
   .split(',')
   .map((page) => page.trim());
 
 /** Runs Lighthouse once and returns its category scores, 0–100. */
-async function audit(url: string, name: string, desktop: boolean): Promise<Record<string, number>> {
+async function audit(
+  url: string,
+  name: string,
+  desktop: boolean,
+  categories: readonly string[] = CATEGORIES,
+): Promise<Record<string, number>> {
   const output = join(REPORTS, name);
   await promisify(execFile)(
     process.execPath,
     [
       LIGHTHOUSE,
       url,
-      `--only-categories=${CATEGORIES.join(',')}`,
+      `--only-categories=${categories.join(',')}`,
       '--output=json',
       '--output=html',
       `--output-path=${output}`,
@@ -50,8 +60,27 @@ async function audit(url: string, name: string, desktop: boolean): Promise<Recor
   );
   const result = JSON.parse(readFileSync(`${output}.report.json`, 'utf8')) as LighthouseResult;
   return Object.fromEntries(
-    CATEGORIES.map((category) => [category, Math.round((result.categories[category]?.score ?? 0) * 100)]),
+    categories.map((category) => [category, Math.round((result.categories[category]?.score ?? 0) * 100)]),
   );
+}
+
+/** Every page the sitemap lists, as paths under the base path. */
+function sitemapPages(): string[] {
+  const sitemap = readFileSync(join(BUILD, 'sitemap.xml'), 'utf8');
+  return [...sitemap.matchAll(/<loc>([^<]+)<\/loc>/g)].map(([, loc]) =>
+    new URL(loc ?? '').pathname.replace(/^\/ai-engine-manager\//, ''),
+  );
+}
+
+/** The accessibility score of every page; the pages below 100 are listed. */
+async function accessibilityOfEveryPage(siteUrl: string): Promise<{ pages: number; below: string[] }> {
+  const all = sitemapPages();
+  const below: string[] = [];
+  for (const [index, page] of all.entries()) {
+    const scores = await audit(new URL(page, siteUrl).href, `all-${index}`, true, ['accessibility']);
+    if (scores['accessibility'] !== 100) below.push(`/${page} ${scores['accessibility']}`);
+  }
+  return { pages: all.length, below };
 }
 
 if (!existsSync(join(BUILD, 'index.html'))) throw new Error(`${BUILD} is missing: run 'make docs'`);
@@ -70,6 +99,19 @@ try {
         ).join('  ')}`,
       );
     }
+  }
+  if (process.env['AIEM_DOCS_BENCH_ALL'] !== '0') {
+    const { pages: count, below } = await accessibilityOfEveryPage(site.url);
+    console.log(
+      below.length === 0
+        ? `Accessibility of every page (${count}, desktop profile): 100`
+        : `Accessibility below 100 on ${below.length} of ${count} pages:\n  ${below.join('\n  ')}`,
+    );
+    rows.push({
+      page: `every page (${count})`,
+      profile: 'desktop',
+      scores: { accessibility: below.length === 0 ? 100 : 0 },
+    });
   }
 } finally {
   await site.close();

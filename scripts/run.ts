@@ -219,7 +219,7 @@ console.log(
     `Try: KUBECONFIG=${info.kubeconfig} ${join(info.kubectlDir, 'kubectl')} get nodes,crds`,
     'Declare resources with kubectl as a user (system:masters passes Kubernetes RBAC; the policy decides):',
     `  kubectl --as=admin --as-group=admin --as-group=system:masters apply -n ${namespace} -f docs-site/examples/kubectl/catalogue.yaml`,
-    `  kubectl --as=alice --as-group=system:masters apply -n ${namespace} -f docs-site/examples/kubectl/engines.yaml`,
+    `  kubectl --as=alice --as-group=system:masters apply -n ${namespace} -f docs-site/examples/kubectl/dai-engine.yaml`,
     'Press Ctrl+C to stop everything.',
     '',
   ].join('\n'),

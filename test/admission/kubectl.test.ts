@@ -155,10 +155,17 @@ const EXAMPLES = join(
   'kubectl',
 );
 const catalogue = loadAll(readFileSync(join(EXAMPLES, 'catalogue.yaml'), 'utf8')) as Manifest[];
-const [dai, h2o, notebook] = loadAll(readFileSync(join(EXAMPLES, 'engines.yaml'), 'utf8')) as Manifest[];
-if (dai === undefined || h2o === undefined || notebook === undefined)
-  throw new Error('engines.yaml holds three engines');
-const engines = { dai, h2o, notebook };
+/** The one engine a documented manifest declares. */
+function engineManifest(file: string): Manifest {
+  const [manifest, ...more] = loadAll(readFileSync(join(EXAMPLES, file), 'utf8')) as Manifest[];
+  if (manifest === undefined || more.length > 0) throw new Error(`${file} holds one engine`);
+  return manifest;
+}
+const engines = {
+  dai: engineManifest('dai-engine.yaml'),
+  h2o: engineManifest('h2o-engine.yaml'),
+  notebook: engineManifest('notebook-engine.yaml'),
+};
 const WS = 'workspaces/default';
 
 beforeAll(async () => {

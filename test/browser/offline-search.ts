@@ -63,6 +63,19 @@ describe('offline search box', () => {
     );
     await expect(empty.innerText()).resolves.toBe('No results for "qqqzzz"');
   });
+
+  test('shows snippets in the words of the page, without the pipes of tables or other markup', async () => {
+    const page = await site().newPage();
+    await openPage(page, site().url);
+    // Words that appear in the pages' tables (profile settings, states, permissions).
+    for (const query of ['cumulative maximum', 'STATE_PAUSED', 'LIST_ASSIGNED']) {
+      await input(page).fill(query);
+      await suggestions(page).first().waitFor();
+      const texts = await suggestions(page).allInnerTexts();
+      expect(texts.length).toBeGreaterThan(0);
+      expect(texts.filter((text) => /\|\s*-{3}|(^|\s)\|(\s|$)|\*\*|`/.test(text))).toEqual([]);
+    }
+  });
 });
 
 describe('offline search page', () => {

@@ -277,7 +277,15 @@ test('the API reference at api/ documents every service and operation of the Ope
 });
 
 describe('screenshots', () => {
-  const pages = { home: '', guide: GUIDE_PAGE, api: 'api/' };
+  // The home page, the quickstart, a guide with tabs (and a folded program), a guide with a
+  // diagram and tabs, and the API reference.
+  const pages = {
+    home: '',
+    quickstart: 'get-started/quickstart',
+    guide: GUIDE_PAGE,
+    lifecycle: 'user-guide/dai-engine/manage-dai-engine/',
+    api: 'api/',
+  };
   const sizes = { desktop: DESKTOP, mobile: MOBILE };
   test.each(
     Object.entries(pages).flatMap(([name, path]) =>
@@ -294,6 +302,7 @@ describe('screenshots', () => {
     await expect(theme(page)).resolves.toBe(mode);
     await page.locator('h1').first().waitFor();
     if (name === 'api') await page.locator('.redocusaurus .menu-content').waitFor();
-    await page.screenshot({ path: join(ARTIFACTS, `${name}-${mode}-${size}.png`) });
+    // Whole pages, to show every diagram and tab; the API reference is too long for that.
+    await page.screenshot({ path: join(ARTIFACTS, `${name}-${mode}-${size}.png`), fullPage: name !== 'api' });
   });
 });

@@ -2,7 +2,9 @@
  * Every Python example of the documentation site (docs-site/examples/*.py) runs, unmodified,
  * with the published h2o-engine-manager client against the product (gateway and operator) on a
  * real control plane with simulated nodes, where engines really start, pause and stop, and
- * prints exactly the output the site shows beside it (the example's .out file).
+ * prints exactly the output the site shows beside it (the example's .out file). The curl
+ * examples (docs-site/examples/rest/*.sh) run the same way with bash, curl and jq, after the
+ * documented token.sh that turns the refresh token into an access token.
  *
  * The examples log in as users do, with `login_custom` (an OIDC refresh-token exchange) at the
  * embedded identity provider, whose tokens the gateway verifies; the built-in default policy
@@ -11,9 +13,9 @@
  * the examples it builds on.
  */
 import { execFile } from 'node:child_process';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { basename, dirname, join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { CoreV1Api } from '@kubernetes/client-node';
@@ -49,11 +51,16 @@ const EXAMPLES_RUN: Record<string, Example> = {
   'admin_apply_configs.py': { as: 'admin', after: [] },
   'dai_create.py': { as: 'alice', after: ['admin_dai.py'] },
   'dai_manage.py': { as: 'alice', after: ['admin_dai.py', 'dai_create.py'] },
+  'dai_pause.py': { as: 'alice', after: ['admin_dai.py', 'dai_create.py'] },
   'migration.py': { as: 'admin', after: ['admin_dai.py'] },
   'h2o_create.py': { as: 'alice', after: ['admin_h2o.py'] },
   'h2o_manage.py': { as: 'alice', after: ['admin_h2o.py', 'h2o_create.py'] },
   'notebook_create.py': { as: 'alice', after: ['admin_notebook.py'] },
   'notebook_manage.py': { as: 'alice', after: ['admin_notebook.py', 'notebook_create.py'] },
+  'rest/dai_create.sh': { as: 'alice', after: ['admin_dai.py'] },
+  'rest/dai_pause.sh': { as: 'alice', after: ['admin_dai.py', 'rest/dai_create.sh'] },
+  'rest/h2o_create.sh': { as: 'alice', after: ['admin_h2o.py'] },
+  'rest/notebook_create.sh': { as: 'alice', after: ['admin_notebook.py'] },
   'engines_list.py': {
     as: 'alice',
     after: [
@@ -133,8 +140,12 @@ async function run(gateway: Gateway, file: string): Promise<string> {
     AIEM_CLIENT_ID: provider.clientId,
     AIEM_REFRESH_TOKEN: await provider.refreshToken(example.as),
   };
+  // A curl example runs as a reader would paste it: after token.sh, stopping at the first failure.
+  const command: [string, string[]] = file.endsWith('.sh')
+    ? ['bash', ['--norc', '--noprofile', '-c', `set -euo pipefail; source rest/token.sh; source ${file}`]]
+    : [python, [join(EXAMPLES, file)]];
   try {
-    const { stdout } = await promisify(execFile)(python, [join(EXAMPLES, file)], {
+    const { stdout } = await promisify(execFile)(...command, {
       env,
       cwd: EXAMPLES,
       // Within the test's own time limit, so that a stuck example does not outlive it.
@@ -152,13 +163,19 @@ async function run(gateway: Gateway, file: string): Promise<string> {
   }
 }
 
-const files = readdirSync(EXAMPLES)
-  .filter((f) => f.endsWith('.py'))
-  .sort();
+const files = [
+  ...readdirSync(EXAMPLES).filter((f) => f.endsWith('.py')),
+  ...readdirSync(join(EXAMPLES, 'rest'))
+    .filter((f) => f.endsWith('.sh') && f !== 'token.sh')
+    .map((f) => `rest/${f}`),
+].sort();
+
+/** The documented output of an example: its name with `.out` for `.py` or `.sh`. */
+const outputOf = (file: string): string => join(EXAMPLES, file.replace(/\.(py|sh)$/, '.out'));
 
 test('every example is listed with its user and prerequisites, and has its documented output', () => {
   expect(Object.keys(EXAMPLES_RUN).sort()).toEqual(files);
-  for (const file of files) expect(readdirSync(EXAMPLES)).toContain(`${basename(file, '.py')}.out`);
+  for (const file of files) expect(existsSync(outputOf(file))).toBe(true);
 });
 
 describe(`the documentation examples with h2o-engine-manager ${DOCUMENTED_CLIENT}`, () => {
@@ -169,7 +186,7 @@ describe(`the documentation examples with h2o-engine-manager ${DOCUMENTED_CLIENT
       try {
         for (const before of EXAMPLES_RUN[file]?.after ?? []) await run(gateway, before);
         const stdout = await run(gateway, file);
-        const out = join(EXAMPLES, `${basename(file, '.py')}.out`);
+        const out = outputOf(file);
         // UPDATE_EXAMPLE_OUTPUT=1 records the output after a deliberate change; review the diff.
         if (process.env['UPDATE_EXAMPLE_OUTPUT'] === '1') writeFileSync(out, stdout);
         expect(stdout).toBe(readFileSync(out, 'utf8'));

@@ -6,6 +6,8 @@ import Link from '@docusaurus/Link';
 import useDocusaurusContext from '@docusaurus/useDocusaurusContext';
 import Heading from '@theme/Heading';
 import Layout from '@theme/Layout';
+import Diagram from '../components/Diagram';
+import Architecture from '../diagrams/gen/architecture.svg';
 import styles from './index.module.css';
 
 interface Feature {
@@ -133,6 +135,28 @@ export default function Home(): ReactNode {
             start, pause, resume and resize through one API; the manager keeps each within its limits.
           </p>
           <FeatureList features={engines} />
+        </section>
+        <section className={styles.section}>
+          <Heading as="h2">How it works</Heading>
+          <div className={`row ${styles.howItWorks}`}>
+            <div className="col col--7">
+              <Diagram of={Architecture} />
+            </div>
+            <div className="col col--5">
+              <p>
+                You call the <strong>gateway</strong> with the Python client, curl or any gRPC client. It
+                checks your token and what the policy lets you do, validates the request against the profile,
+                and stores the engine in the <strong>Kubernetes API</strong>: there is no other database.
+              </p>
+              <p>
+                The <strong>operator</strong> watches engines and turns each into pods, volumes and services,
+                reports its state, and pauses it when it has been idle too long.{' '}
+                <Link to="/get-started/what-is-ai-engine-manager#how-it-works">
+                  How AI Engine Manager works
+                </Link>
+              </p>
+            </div>
+          </div>
         </section>
         <section className={styles.section}>
           <Heading as="h2">Built for the platform team</Heading>

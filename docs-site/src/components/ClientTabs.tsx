@@ -1,0 +1,74 @@
+/**
+ * One task done three ways: with the Python client, with curl against the REST API, and with
+ * kubectl. The reader's choice is remembered across pages (and can be linked: ?client=rest).
+ */
+import type { ReactNode } from 'react';
+import CodeBlock from '@theme/CodeBlock';
+import Link from '@docusaurus/Link';
+import TabItem from '@theme/TabItem';
+import Tabs from '@theme/Tabs';
+
+/** A documented example file (docs-site/examples/) and the output its test run prints. */
+export interface Example {
+  file: string;
+  source: string;
+  output?: string;
+}
+
+function ExampleBlock({ example, language }: { example: Example; language: string }): ReactNode {
+  return (
+    <>
+      <CodeBlock language={language} title={example.file}>
+        {example.source}
+      </CodeBlock>
+      {example.output === undefined ? null : (
+        <CodeBlock language={language === 'python' ? 'text' : 'json'} title="Output">
+          {example.output}
+        </CodeBlock>
+      )}
+    </>
+  );
+}
+
+export default function ClientTabs({
+  python,
+  rest,
+  kubectl,
+}: {
+  python: Example;
+  rest: Example;
+  /** A manifest to apply, or the kubectl commands themselves. */
+  kubectl: Example | ReactNode;
+}): ReactNode {
+  const manifest =
+    typeof kubectl === 'object' && kubectl !== null && 'source' in kubectl ? kubectl : undefined;
+  return (
+    <Tabs groupId="client" queryString="client">
+      <TabItem value="python" label="Python">
+        <ExampleBlock example={python} language="python" />
+      </TabItem>
+      <TabItem value="rest" label="REST (curl)">
+        <p>
+          <code>AIEM_TOKEN</code> is an access token (
+          <Link to="/get-started/access-ai-engines/#from-the-command-line">how to get one</Link>).
+        </p>
+        <ExampleBlock example={rest} language="bash" />
+      </TabItem>
+      <TabItem value="kubectl" label="kubectl">
+        {manifest === undefined ? (
+          (kubectl as ReactNode)
+        ) : (
+          <>
+            <p>
+              The engine as a custom resource named <code>&lt;workspace&gt;.&lt;id&gt;</code>, checked like an
+              API call (
+              <Link to="/user-guide/kubectl-and-gitops">Declare engines with kubectl or GitOps</Link>).
+            </p>
+            <ExampleBlock example={manifest} language="yaml" />
+            <CodeBlock language="bash">{`kubectl apply -n ai-engine-manager -f ${manifest.file}`}</CodeBlock>
+          </>
+        )}
+      </TabItem>
+    </Tabs>
+  );
+}

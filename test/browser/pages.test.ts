@@ -1,0 +1,174 @@
+/**
+ * What makes the pages more than text: the drawn diagrams (present, named for screen readers,
+ * painted by the colour mode, inside the page), the Python / REST / kubectl tabs (the reader's
+ * choice kept across pages and linkable), the administrators' long programs folded away, and a
+ * content column wide enough for the programs.
+ */
+import { describe, expect, test } from '@jest/globals';
+import type { Page } from 'playwright-core';
+import { DESKTOP, openPage, useSite } from './site.ts';
+
+const site = useSite();
+
+/** The pages with a drawn diagram, and the accessible name each diagram has. */
+const DIAGRAMS: readonly [string, RegExp][] = [
+  ['', /How AI Engine Manager is built/],
+  ['get-started/what-is-ai-engine-manager', /How AI Engine Manager is built/],
+  ['user-guide/dai-engine/manage-dai-engine/', /states of a Driverless AI engine/],
+  ['user-guide/h2o-engine/manage-h2o-engine/', /states of an H2O engine/],
+  ['user-guide/notebook-engine/manage-notebook-engine/', /states of a notebook engine/],
+  ['administration/permissions', /checks a call passes/],
+];
+
+const CREATE_PAGES = ['dai', 'h2o', 'notebook'].map(
+  (kind) => `user-guide/${kind}-engine/create-${kind}-engine/`,
+);
+
+/** The colours a diagram's text, boxes and arrows are painted with. */
+function diagramColours(page: Page): Promise<{ text: string; box: string; arrow: string; body: string }> {
+  return page.evaluate(() => {
+    const colour = (selector: string, property: 'fill' | 'stroke') => {
+      const element = document.querySelector(`figure svg ${selector}`);
+      return element === null ? 'missing' : getComputedStyle(element)[property];
+    };
+    return {
+      text: colour('.diagram-text', 'fill'),
+      box: colour('.diagram-box', 'stroke'),
+      arrow: colour('.diagram-arrow', 'fill'),
+      body: getComputedStyle(document.body).color,
+    };
+  });
+}
+
+describe('diagrams', () => {
+  test.each(DIAGRAMS)('/%s shows its diagram as a named image inside the page', async (path, name) => {
+    const page = await site().sharedPage();
+    await openPage(page, site().at(path));
+    const drawing = page.locator('figure.diagram-figure svg');
+    await expect(drawing.count()).resolves.toBe(1);
+    await expect(page.getByRole('img', { name }).count()).resolves.toBe(1);
+    // Drawn, not typed: boxes and arrows, and no text diagram left on the page.
+    await expect(drawing.locator('.diagram-box').count()).resolves.toBeGreaterThan(2);
+    await expect(drawing.locator('.diagram-arrow').count()).resolves.toBeGreaterThan(2);
+    await expect(page.locator('code.language-text', { hasText: '--->' }).count()).resolves.toBe(0);
+    // It fits the page: no wider than its column, and visible.
+    const fits = await drawing.evaluate((svg) => {
+      const box = svg.getBoundingClientRect();
+      const column = (svg.closest('article, main, .col') ?? document.body).getBoundingClientRect();
+      return (
+        box.width > 200 && box.height > 100 && box.left >= column.left - 1 && box.right <= column.right + 1
+      );
+    });
+    expect(fits).toBe(true);
+  });
+
+  test('a diagram is painted from the colour mode: its text is the page text colour in light and in dark mode', async () => {
+    const page = await site().newPage();
+    await openPage(page, site().at('user-guide/dai-engine/manage-dai-engine/'));
+    const light = await diagramColours(page);
+    expect(light.text).toBe(light.body);
+    await page.getByRole('button', { name: /Switch between dark and light mode/ }).click();
+    const dark = await diagramColours(page);
+    expect(dark.text).toBe(dark.body);
+    expect(dark.text).not.toBe(light.text);
+    expect(dark.box).not.toBe(light.box);
+    expect(dark.arrow).not.toBe(light.arrow);
+  });
+});
+
+describe('Python, REST and kubectl tabs', () => {
+  test.each(CREATE_PAGES)(
+    '/%s shows how to create the engine in Python, with curl and with kubectl',
+    async (path) => {
+      const page = await site().newPage();
+      await openPage(page, site().at(path));
+      const tabs = page.getByRole('tab');
+      await expect(tabs.allInnerTexts()).resolves.toEqual(['Python', 'REST (curl)', 'kubectl']);
+      const visibleCode = () => page.locator('[role="tabpanel"]:not([hidden]) pre').first().innerText();
+      await expect(visibleCode()).resolves.toContain('h2o_engine_manager');
+      await page.getByRole('tab', { name: 'REST (curl)' }).click();
+      await expect(visibleCode()).resolves.toMatch(/curl .*-X POST/);
+      await page.getByRole('tab', { name: 'kubectl' }).click();
+      await expect(visibleCode()).resolves.toContain('apiVersion: engine.h2o.ai/v1');
+    },
+  );
+
+  test("the reader's choice holds on the next page, and ?client= links to a tab", async () => {
+    const page = await site().newPage();
+    await openPage(page, site().at(CREATE_PAGES[0] ?? ''));
+    await page.getByRole('tab', { name: 'REST (curl)' }).click();
+    await openPage(page, site().at(CREATE_PAGES[1] ?? ''));
+    await expect(page.getByRole('tab', { selected: true }).innerText()).resolves.toBe('REST (curl)');
+    const fresh = await site().newPage();
+    await openPage(fresh, `${site().at(CREATE_PAGES[2] ?? '')}?client=kubectl`);
+    await expect(fresh.getByRole('tab', { selected: true }).innerText()).resolves.toBe('kubectl');
+  });
+
+  test('the page with the DAI engine states also pauses and resumes in all three ways', async () => {
+    const page = await site().newPage();
+    await openPage(page, site().at('user-guide/dai-engine/manage-dai-engine/'));
+    await expect(page.getByRole('tab').allInnerTexts()).resolves.toEqual([
+      'Python',
+      'REST (curl)',
+      'kubectl',
+    ]);
+    await page.getByRole('tab', { name: 'kubectl' }).click();
+    await expect(page.locator('[role="tabpanel"]:not([hidden]) pre').innerText()).resolves.toContain(
+      '"paused":true',
+    );
+  });
+});
+
+describe("administrators' programs", () => {
+  test.each(CREATE_PAGES)('/%s folds the administrator program until the reader opens it', async (path) => {
+    const page = await site().newPage();
+    await openPage(page, site().at(path));
+    const fold = page.locator('article details').first();
+    await expect(fold.locator('summary').innerText()).resolves.toMatch(
+      /administrator's program, admin_\w+\.py \(\d+ lines\)/,
+    );
+    const program = fold.locator('pre').first();
+    await expect(program.isVisible()).resolves.toBe(false);
+    await fold.locator('summary').click();
+    await program.waitFor({ state: 'visible' });
+    await expect(program.innerText()).resolves.toContain('login_custom');
+  });
+});
+
+describe('content column', () => {
+  const wide = { width: 1440, height: 900 };
+
+  test.each([...CREATE_PAGES, 'py/dai_examples', 'administration/configuration'])(
+    'at 1440 px, /%s shows every Python program without sideways scrolling',
+    async (path) => {
+      const page = await site().newPage({ viewport: wide });
+      await openPage(page, site().at(path));
+      // Open the folds, so that their programs are laid out too.
+      for (const summary of await page.locator('article details > summary').all()) await summary.click();
+      const scrolling = await page
+        .locator('article pre.language-python')
+        .evaluateAll((blocks) =>
+          blocks
+            .filter((block) => block.scrollWidth > block.clientWidth + 1)
+            .map((block) => block.textContent.slice(0, 60)),
+        );
+      expect(scrolling).toEqual([]);
+      const column = await page
+        .locator('article')
+        .evaluate((article) => article.getBoundingClientRect().width);
+      expect(column).toBeGreaterThanOrEqual(820);
+    },
+  );
+
+  test('at the default desktop size the table of contents still shows beside the page', async () => {
+    const page = await site().newPage({ viewport: DESKTOP });
+    await openPage(page, site().at(CREATE_PAGES[0] ?? ''));
+    await expect(page.locator('.theme-doc-toc-desktop').isVisible()).resolves.toBe(true);
+    const [article, toc] = await Promise.all(
+      ['article', '.theme-doc-toc-desktop'].map((selector) =>
+        page.locator(selector).evaluate((element) => element.getBoundingClientRect().toJSON() as DOMRect),
+      ),
+    );
+    expect(article?.right).toBeLessThanOrEqual(toc?.left ?? 0);
+  });
+});
