@@ -1,6 +1,8 @@
 /**
  * One task done three ways: with the Python client, with curl against the REST API, and with
  * kubectl. The reader's choice is remembered across pages (and can be linked: ?client=rest).
+ * Only the chosen tab is rendered (lazy): the others' code is highlighted when it is opened,
+ * not while the page starts, which is most of what a guide page costs a phone.
  */
 import type { ReactNode } from 'react';
 import CodeBlock from '@theme/CodeBlock';
@@ -43,7 +45,7 @@ export default function ClientTabs({
   const manifest =
     typeof kubectl === 'object' && kubectl !== null && 'source' in kubectl ? kubectl : undefined;
   return (
-    <Tabs groupId="client" queryString="client">
+    <Tabs groupId="client" queryString="client" lazy>
       <TabItem value="python" label="Python">
         <ExampleBlock example={python} language="python" />
       </TabItem>

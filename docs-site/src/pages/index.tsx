@@ -150,7 +150,9 @@ export default function Home(): ReactNode {
               </p>
               <p>
                 The <strong>operator</strong> watches engines and turns each into pods, volumes and services,
-                reports its state, and pauses it when it has been idle too long.{' '}
+                reports its state, and pauses it when it has been idle too long.
+              </p>
+              <p>
                 <Link to="/get-started/what-is-ai-engine-manager#how-it-works">
                   How AI Engine Manager works
                 </Link>
