@@ -43,6 +43,8 @@ describe('routes', () => {
       if (route === 'api/') await page.locator('.redocusaurus .menu-content').waitFor();
       await expect(page.title()).resolves.not.toMatch(/Page Not Found/);
       await expect(page.locator('h1').first().innerText()).resolves.not.toBe('Page Not Found');
+      // One main landmark, where screen readers jump to the content (plugins' pages included).
+      await expect(page.getByRole('main').count()).resolves.toBe(1);
     }
     // Its question is answered before the page closes (hosted search; the offline index asks nobody).
     if (service !== undefined && SEARCH_MODE === 'hosted')
@@ -266,6 +268,12 @@ test('the API reference at api/ documents every service and operation of the Ope
     await expect(menu.getByText(tag['x-displayName'], { exact: true }).count()).resolves.toBe(1);
   await expect(menu.getByText('Create a DAI engine profile', { exact: true }).count()).resolves.toBe(1);
   await expect(menu.getByText(/Requires actions\//).count()).resolves.toBe(0);
+  // Redoc's h5 titles under an operation's h2 are announced one level down, not three.
+  const subheadings = page.locator('.redocusaurus h5');
+  expect(await subheadings.count()).toBeGreaterThan(0);
+  await expect(
+    subheadings.evaluateAll((headings) => headings.filter((h) => h.getAttribute('aria-level') !== '3').length),
+  ).resolves.toBe(0);
   await expect(page.locator('.redocusaurus [id*="/operation/"]').count()).resolves.toBe(operations.length);
   // The document itself can be downloaded from the page.
   const download = page.getByRole('link', { name: 'Download' }).first();

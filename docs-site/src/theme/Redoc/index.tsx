@@ -7,7 +7,7 @@
  * the browser, removes the mismatch; the server's HTML holds the title, a note and the OpenAPI
  * document's link, which is what readers without JavaScript and crawlers can use anyway.
  */
-import type { ComponentProps, ReactNode } from 'react';
+import { useEffect, type ComponentProps, type ReactNode } from 'react';
 import BrowserOnly from '@docusaurus/BrowserOnly';
 import useBaseUrl from '@docusaurus/useBaseUrl';
 import OriginalRedoc from '@theme-original/Redoc';
@@ -27,6 +27,28 @@ function Placeholder(): ReactNode {
   );
 }
 
+/**
+ * Redoc titles an operation's request body and responses with h5 under the operation's h2;
+ * screen readers, which navigate by level, are told they are level 3 (the next level down).
+ */
+function useHeadingLevels(): void {
+  useEffect(() => {
+    const relevel = () => {
+      for (const heading of document.querySelectorAll('.redocusaurus h5:not([aria-level])'))
+        heading.setAttribute('aria-level', '3');
+    };
+    const observer = new MutationObserver(relevel);
+    observer.observe(document.body, { childList: true, subtree: true });
+    relevel();
+    return () => observer.disconnect();
+  }, []);
+}
+
+function Reference(props: Props): ReactNode {
+  useHeadingLevels();
+  return <OriginalRedoc {...props} />;
+}
+
 export default function Redoc(props: Props): ReactNode {
-  return <BrowserOnly fallback={<Placeholder />}>{() => <OriginalRedoc {...props} />}</BrowserOnly>;
+  return <BrowserOnly fallback={<Placeholder />}>{() => <Reference {...props} />}</BrowserOnly>;
 }
