@@ -272,7 +272,9 @@ test('the API reference at api/ documents every service and operation of the Ope
   const subheadings = page.locator('.redocusaurus h5');
   expect(await subheadings.count()).toBeGreaterThan(0);
   await expect(
-    subheadings.evaluateAll((headings) => headings.filter((h) => h.getAttribute('aria-level') !== '3').length),
+    subheadings.evaluateAll(
+      (headings) => headings.filter((h) => h.getAttribute('aria-level') !== '3').length,
+    ),
   ).resolves.toBe(0);
   await expect(page.locator('.redocusaurus [id*="/operation/"]').count()).resolves.toBe(operations.length);
   // The document itself can be downloaded from the page.
