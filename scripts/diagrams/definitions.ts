@@ -24,23 +24,46 @@ const DELETION: { nodes: DiagramNode[]; edges: DiagramEdge[] } = {
   ],
 };
 
-interface PausableKind {
-  name: string;
-  engine: string;
-  /** Whether the kind reports CONNECTING between a running pod and a usable engine. */
+/** How an engine comes up: created in STARTING, through CONNECTING if the kind reports it. */
+interface Startup {
+  /** Whether the kind reports CONNECTING between running pods and a usable engine. */
   connecting: boolean;
+  /** What makes the pods run (`pod runs`, `pods run`). */
+  podsRun: string;
   /** What makes the engine usable. */
   ready: string;
 }
 
+function startupNodes({ connecting }: Startup): DiagramNode[] {
+  return [
+    { id: 'create', label: 'create', kind: 'start' },
+    state('STARTING'),
+    ...(connecting ? [state('CONNECTING')] : []),
+    state('RUNNING', 'usable'),
+  ];
+}
+
+function startupEdges({ connecting, podsRun, ready }: Startup): DiagramEdge[] {
+  const toReady: DiagramEdge[] = connecting
+    ? [
+        { from: 'STARTING', to: 'CONNECTING', label: podsRun, by: 'system' },
+        { from: 'CONNECTING', to: 'RUNNING', label: ready, by: 'system' },
+      ]
+    : [{ from: 'STARTING', to: 'RUNNING', label: ready, by: 'system' }];
+  return [{ from: 'create', to: 'STARTING', by: 'user' }, ...toReady];
+}
+
+/** A starting or running engine can fail, for the reason the kind names. */
+const failureEdges = (label: string): DiagramEdge[] =>
+  ['STARTING', 'RUNNING'].map((from) => ({ from, to: 'FAILED', label, by: 'system' }));
+
+interface PausableKind extends Startup {
+  name: string;
+  engine: string;
+}
+
 /** DAI and notebook engines: they pause and resume, keeping their data volume. */
 function pausableLifecycle(kind: PausableKind): Diagram {
-  const startToReady: DiagramEdge[] = kind.connecting
-    ? [
-        { from: 'STARTING', to: 'CONNECTING', label: 'pod runs', by: 'system' },
-        { from: 'CONNECTING', to: 'RUNNING', label: kind.ready, by: 'system' },
-      ]
-    : [{ from: 'STARTING', to: 'RUNNING', label: kind.ready, by: 'system' }];
   return {
     name: kind.name,
     title: `The states of a ${kind.engine} and what moves it between them.`,
@@ -52,24 +75,19 @@ function pausableLifecycle(kind: PausableKind): Diagram {
       'DELETING until its pods and volume are gone.',
     direction: 'DOWN',
     nodes: [
-      { id: 'create', label: 'create', kind: 'start' },
-      state('STARTING'),
-      ...(kind.connecting ? [state('CONNECTING')] : []),
-      state('RUNNING', 'usable'),
+      ...startupNodes(kind),
       state('PAUSING'),
       state('PAUSED'),
       state('FAILED', 'failed'),
       ...DELETION.nodes,
     ],
     edges: [
-      { from: 'create', to: 'STARTING', by: 'user' },
-      ...startToReady,
+      ...startupEdges(kind),
       { from: 'RUNNING', to: 'PAUSING', label: 'pause', by: 'user' },
       { from: 'RUNNING', to: 'PAUSING', label: 'idle or running limit', by: 'system' },
       { from: 'PAUSING', to: 'PAUSED', label: 'pod stopped', by: 'system' },
       { from: 'PAUSED', to: 'STARTING', label: 'resume', by: 'user' },
-      { from: 'STARTING', to: 'FAILED', label: 'fails', by: 'system' },
-      { from: 'RUNNING', to: 'FAILED', label: 'fails', by: 'system' },
+      ...failureEdges('fails'),
       { from: 'FAILED', to: 'STARTING', label: 'resume', by: 'user' },
       ...DELETION.edges,
     ],
@@ -80,6 +98,7 @@ export const DAI_ENGINE_STATES = pausableLifecycle({
   name: 'dai-engine-states',
   engine: 'Driverless AI engine',
   connecting: true,
+  podsRun: 'pod runs',
   ready: 'Driverless AI answers',
 });
 
@@ -87,8 +106,11 @@ export const NOTEBOOK_ENGINE_STATES = pausableLifecycle({
   name: 'notebook-engine-states',
   engine: 'notebook engine',
   connecting: false,
+  podsRun: 'pod runs',
   ready: 'the notebook server answers',
 });
+
+const H2O_STARTUP: Startup = { connecting: true, podsRun: 'pods run', ready: 'cluster formed' };
 
 /** H2O engines keep their data in memory: they terminate, for good, instead of pausing. */
 export const H2O_ENGINE_STATES: Diagram = {
@@ -102,24 +124,18 @@ export const H2O_ENGINE_STATES: Diagram = {
     'DELETING until its pods are gone.',
   direction: 'DOWN',
   nodes: [
-    { id: 'create', label: 'create', kind: 'start' },
-    state('STARTING'),
-    state('CONNECTING'),
-    state('RUNNING', 'usable'),
+    ...startupNodes(H2O_STARTUP),
     state('TERMINATING'),
     state('TERMINATED', 'final'),
     state('FAILED', 'failed'),
     ...DELETION.nodes,
   ],
   edges: [
-    { from: 'create', to: 'STARTING', by: 'user' },
-    { from: 'STARTING', to: 'CONNECTING', label: 'pods run', by: 'system' },
-    { from: 'CONNECTING', to: 'RUNNING', label: 'cluster formed', by: 'system' },
+    ...startupEdges(H2O_STARTUP),
     { from: 'RUNNING', to: 'TERMINATING', label: 'terminate', by: 'user' },
     { from: 'RUNNING', to: 'TERMINATING', label: 'idle or running limit', by: 'system' },
     { from: 'TERMINATING', to: 'TERMINATED', label: 'pods stopped', by: 'system' },
-    { from: 'STARTING', to: 'FAILED', label: 'a node fails', by: 'system' },
-    { from: 'RUNNING', to: 'FAILED', label: 'a node fails', by: 'system' },
+    ...failureEdges('a node fails'),
     { from: 'FAILED', to: 'TERMINATING', label: 'terminate', by: 'user' },
     ...DELETION.edges,
   ],
@@ -181,6 +197,35 @@ export const ARCHITECTURE: Diagram = {
   ],
 };
 
+type Box = Omit<DiagramNode, 'kind'>;
+
+/**
+ * Checks in order: each passes ("yes") to the next, the last to `end`, and each fails ("no")
+ * to its refusal.
+ */
+function checkChain(
+  start: DiagramNode,
+  checks: readonly { check: Box; refusal: Box }[],
+  end: DiagramNode,
+): { nodes: DiagramNode[]; edges: DiagramEdge[] } {
+  const path = [start.id, ...checks.map(({ check }) => check.id), end.id];
+  return {
+    nodes: [
+      start,
+      ...checks.map(({ check }): DiagramNode => ({ ...check, kind: 'check' })),
+      end,
+      ...checks.map(({ refusal }): DiagramNode => ({ ...refusal, kind: 'refusal' })),
+    ],
+    edges: [
+      ...path.slice(1).map((to, i): DiagramEdge => {
+        const from = path[i] ?? start.id;
+        return i === 0 ? { from, to } : { from, to, label: 'yes' };
+      }),
+      ...checks.map(({ check, refusal }): DiagramEdge => ({ from: check.id, to: refusal.id, label: 'no' })),
+    ],
+  };
+}
+
 /** The checks every call passes, in order, and the answer when one fails. */
 export const PERMISSIONS: Diagram = {
   name: 'permissions',
@@ -194,62 +239,52 @@ export const PERMISSIONS: Diagram = {
     'profile open or assigned to one of the caller’s roles (else 403) and room within its limits ' +
     '(else 429). Then the call runs.',
   direction: 'DOWN',
-  nodes: [
+  ...checkChain(
     { id: 'call', label: 'a call', kind: 'start' },
-    {
-      id: 'token',
-      label: 'Bearer token valid?',
-      detail: 'issuer · audience · expiry · signature',
-      kind: 'check',
-    },
-    { id: 'request', label: 'Route, body and names valid?', kind: 'check' },
-    {
-      id: 'policy',
-      label: 'Policy grants the permission here?',
-      detail: 'actions/enginemanager/{resource}/{ACTION} on the workspace',
-      kind: 'check',
-    },
-    {
-      id: 'owner',
-      label: 'Engine yours, shared, or administered?',
-      detail: 'creator · shared notebook · engines/ADMINISTER',
-      kind: 'check',
-    },
-    {
-      id: 'profile',
-      label: 'Profile assigned to you?',
-      detail: 'creating and resuming engines',
-      kind: 'check',
-    },
-    {
-      id: 'limits',
-      label: 'Within the profile’s limits?',
-      detail: 'max_running_engines · cumulative maximums',
-      kind: 'check',
-    },
+    [
+      {
+        check: {
+          id: 'token',
+          label: 'Bearer token valid?',
+          detail: 'issuer · audience · expiry · signature',
+        },
+        refusal: { id: 'e401', label: '401', detail: 'Unauthenticated' },
+      },
+      {
+        check: { id: 'request', label: 'Route, body and names valid?' },
+        refusal: { id: 'e400', label: '404 · 400', detail: 'the field named' },
+      },
+      {
+        check: {
+          id: 'policy',
+          label: 'Policy grants the permission here?',
+          detail: 'actions/enginemanager/{resource}/{ACTION} on the workspace',
+        },
+        refusal: { id: 'e403', label: '403', detail: 'permission and workspace named' },
+      },
+      {
+        check: {
+          id: 'owner',
+          label: 'Engine yours, shared, or administered?',
+          detail: 'creator · shared notebook · engines/ADMINISTER',
+        },
+        refusal: { id: 'e404', label: '404', detail: 'as if it did not exist' },
+      },
+      {
+        check: { id: 'profile', label: 'Profile assigned to you?', detail: 'creating and resuming engines' },
+        refusal: { id: 'e403p', label: '403', detail: 'profile not assigned' },
+      },
+      {
+        check: {
+          id: 'limits',
+          label: 'Within the profile’s limits?',
+          detail: 'max_running_engines · cumulative maximums',
+        },
+        refusal: { id: 'e429', label: '429', detail: 'limit reached' },
+      },
+    ],
     { id: 'runs', label: 'the call runs', kind: 'allowed' },
-    { id: 'e401', label: '401', detail: 'Unauthenticated', kind: 'refusal' },
-    { id: 'e400', label: '404 · 400', detail: 'the field named', kind: 'refusal' },
-    { id: 'e403', label: '403', detail: 'permission and workspace named', kind: 'refusal' },
-    { id: 'e404', label: '404', detail: 'as if it did not exist', kind: 'refusal' },
-    { id: 'e403p', label: '403', detail: 'profile not assigned', kind: 'refusal' },
-    { id: 'e429', label: '429', detail: 'limit reached', kind: 'refusal' },
-  ],
-  edges: [
-    { from: 'call', to: 'token' },
-    { from: 'token', to: 'request', label: 'yes' },
-    { from: 'request', to: 'policy', label: 'yes' },
-    { from: 'policy', to: 'owner', label: 'yes' },
-    { from: 'owner', to: 'profile', label: 'yes' },
-    { from: 'profile', to: 'limits', label: 'yes' },
-    { from: 'limits', to: 'runs', label: 'yes' },
-    { from: 'token', to: 'e401', label: 'no' },
-    { from: 'request', to: 'e400', label: 'no' },
-    { from: 'policy', to: 'e403', label: 'no' },
-    { from: 'owner', to: 'e404', label: 'no' },
-    { from: 'profile', to: 'e403p', label: 'no' },
-    { from: 'limits', to: 'e429', label: 'no' },
-  ],
+  ),
 };
 
 export const DIAGRAMS: readonly Diagram[] = [
