@@ -23,7 +23,7 @@ const BUILD = join(ROOT, 'docs-site', 'build');
 const LIGHTHOUSE = join(ROOT, 'docs-site', 'node_modules', 'lighthouse', 'cli', 'index.js');
 const REPORTS = join(ROOT, '.run', 'bench', 'docs');
 const CATEGORIES = ['performance', 'accessibility', 'best-practices', 'seo'] as const;
-const CHROME_FLAGS = ['--headless=new', ...QUIET_CHROMIUM_FLAGS].join(' ');
+const CHROME_ARGS = ['--headless=new', ...QUIET_CHROMIUM_FLAGS];
 
 interface LighthouseResult {
   categories: Record<string, { score: number | null }>;
@@ -47,29 +47,43 @@ const pages = (
   .split(',')
   .map((page) => page.trim());
 
-/** Runs Lighthouse once and returns its category scores, 0–100. */
-async function audit(url: string, name: string, desktop: boolean): Promise<Record<string, number>> {
-  const output = join(REPORTS, name);
+/**
+ * Runs Lighthouse once on `url` and returns the scores of `categories`, 0–100. The JSON report
+ * is `<report>.report.json`, with an HTML one beside it when `html`.
+ */
+async function lighthouse(
+  url: string,
+  report: string,
+  categories: readonly string[],
+  options: { html: boolean; flags: string[] },
+): Promise<Record<string, number>> {
+  const json = `${report}.report.json`;
   await promisify(execFile)(
     process.execPath,
     [
       LIGHTHOUSE,
       url,
-      `--only-categories=${CATEGORIES.join(',')}`,
+      `--only-categories=${categories.join(',')}`,
       '--output=json',
-      '--output=html',
-      `--output-path=${output}`,
-      `--chrome-flags=${CHROME_FLAGS}`,
+      // With two outputs Lighthouse names them <path>.report.<format>; with one, <path> itself.
+      ...(options.html ? ['--output=html', `--output-path=${report}`] : [`--output-path=${json}`]),
       '--quiet',
-      ...(desktop ? ['--preset=desktop'] : []),
+      ...options.flags,
     ],
     { env: { ...process.env, CHROME_PATH: CHROMIUM_PATH } },
   );
-  const result = JSON.parse(readFileSync(`${output}.report.json`, 'utf8')) as LighthouseResult;
+  const result = JSON.parse(readFileSync(json, 'utf8')) as LighthouseResult;
   return Object.fromEntries(
-    CATEGORIES.map((category) => [category, Math.round((result.categories[category]?.score ?? 0) * 100)]),
+    categories.map((category) => [category, Math.round((result.categories[category]?.score ?? 0) * 100)]),
   );
 }
+
+/** Runs Lighthouse once on a main page, all categories, on the mobile or the desktop profile. */
+const audit = (url: string, name: string, desktop: boolean): Promise<Record<string, number>> =>
+  lighthouse(url, join(REPORTS, name), CATEGORIES, {
+    html: true,
+    flags: [`--chrome-flags=${CHROME_ARGS.join(' ')}`, ...(desktop ? ['--preset=desktop'] : [])],
+  });
 
 /** RUNS audits of one page, one after another (in parallel they would slow each other). */
 async function auditRuns(url: string, name: string, desktop: boolean): Promise<Record<string, number>[]> {
@@ -93,34 +107,27 @@ function sitemapPages(): string[] {
  */
 async function accessibilityOfEveryPage(siteUrl: string): Promise<{ pages: number; below: string[] }> {
   const port = 9333;
-  const chromium = spawn(
-    CHROMIUM_PATH,
-    [...CHROME_FLAGS.split(' '), `--remote-debugging-port=${port}`, 'about:blank'],
-    {
-      stdio: 'ignore',
-    },
-  );
+  const chromium = spawn(CHROMIUM_PATH, [...CHROME_ARGS, `--remote-debugging-port=${port}`, 'about:blank'], {
+    stdio: 'ignore',
+  });
+  const flags = [
+    `--port=${port}`,
+    '--throttling-method=provided',
+    // A page is whole once it has loaded; waiting for the network to go quiet (the search
+    // index, prefetches) took ten seconds a page and changes nothing here.
+    '--max-wait-for-load=5000',
+    '--disable-full-page-screenshot',
+  ];
   const all = sitemapPages();
   const below: string[] = [];
   try {
     for (const [index, page] of all.entries()) {
-      const output = join(REPORTS, `every-page-${index}`);
-      await promisify(execFile)(process.execPath, [
-        LIGHTHOUSE,
+      const { accessibility: score } = await lighthouse(
         new URL(page, siteUrl).href,
-        '--only-categories=accessibility',
-        '--output=json',
-        `--output-path=${output}.json`,
-        `--port=${port}`,
-        '--throttling-method=provided',
-        // A page is whole once it has loaded; waiting for the network to go quiet (the search
-        // index, prefetches) took ten seconds a page and changes nothing here.
-        '--max-wait-for-load=5000',
-        '--disable-full-page-screenshot',
-        '--quiet',
-      ]);
-      const result = JSON.parse(readFileSync(`${output}.json`, 'utf8')) as LighthouseResult;
-      const score = Math.round((result.categories['accessibility']?.score ?? 0) * 100);
+        join(REPORTS, `every-page-${index}`),
+        ['accessibility'],
+        { html: false, flags },
+      );
       if (score !== 100) below.push(`/${page} ${score}`);
     }
   } finally {

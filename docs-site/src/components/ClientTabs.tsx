@@ -17,6 +17,9 @@ export interface Example {
   output?: string;
 }
 
+const isExample = (value: Example | ReactNode): value is Example =>
+  typeof value === 'object' && value !== null && 'source' in value;
+
 function ExampleBlock({ example, language }: { example: Example; language: string }): ReactNode {
   return (
     <>
@@ -42,8 +45,6 @@ export default function ClientTabs({
   /** A manifest to apply, or the kubectl commands themselves. */
   kubectl: Example | ReactNode;
 }): ReactNode {
-  const manifest =
-    typeof kubectl === 'object' && kubectl !== null && 'source' in kubectl ? kubectl : undefined;
   return (
     <Tabs groupId="client" queryString="client" lazy>
       <TabItem value="python" label="Python">
@@ -57,18 +58,18 @@ export default function ClientTabs({
         <ExampleBlock example={rest} language="bash" />
       </TabItem>
       <TabItem value="kubectl" label="kubectl">
-        {manifest === undefined ? (
-          (kubectl as ReactNode)
-        ) : (
+        {isExample(kubectl) ? (
           <>
             <p>
               The engine as a custom resource named <code>&lt;workspace&gt;.&lt;id&gt;</code>, checked like an
               API call (
               <Link to="/user-guide/kubectl-and-gitops">Declare engines with kubectl or GitOps</Link>).
             </p>
-            <ExampleBlock example={manifest} language="yaml" />
-            <CodeBlock language="bash">{`kubectl apply -n ai-engine-manager -f ${manifest.file}`}</CodeBlock>
+            <ExampleBlock example={kubectl} language="yaml" />
+            <CodeBlock language="bash">{`kubectl apply -n ai-engine-manager -f ${kubectl.file}`}</CodeBlock>
           </>
+        ) : (
+          kubectl
         )}
       </TabItem>
     </Tabs>

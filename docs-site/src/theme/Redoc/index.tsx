@@ -37,8 +37,13 @@ function useHeadingLevels(): void {
       for (const heading of document.querySelectorAll('.redocusaurus h5:not([aria-level])'))
         heading.setAttribute('aria-level', '3');
     };
+    // Redoc fills its own container, which is on the page by now; watching only it spares the
+    // rest of the page's changes.
     const observer = new MutationObserver(relevel);
-    observer.observe(document.body, { childList: true, subtree: true });
+    observer.observe(document.querySelector('.redocusaurus') ?? document.body, {
+      childList: true,
+      subtree: true,
+    });
     relevel();
     return () => observer.disconnect();
   }, []);
