@@ -11,6 +11,9 @@ done
 for f in status error_details code; do
   cp "$src/google/rpc/$f.proto" .gen-deps/google/rpc/
 done
+# google.type.Date: the dates of the DAI license metadata.
+mkdir -p .gen-deps/google/type
+cp "$src/google/type/date.proto" .gen-deps/google/type/
 # The standard health and reflection services the gateway also serves: their descriptors go into
 # the reflection descriptor set so that clients can describe them too.
 mkdir -p .gen-deps/grpc/health/v1 .gen-deps/grpc/reflection/v1
