@@ -51,6 +51,7 @@ export const ENGINE_INTENT: Readonly<Record<string, Readonly<Record<string, stri
   DAIEngine: { paused: 'The engine is wanted paused: its pods stopped, its storage kept.' },
   NotebookEngine: { paused: 'The engine is wanted paused: its pods stopped, its storage kept.' },
   H2OEngine: { terminated: 'The engine is wanted terminated: its pods stopped for good.' },
+  SandboxEngine: { terminated: 'The engine is wanted terminated: its pod stopped for good.' },
 };
 
 /**

@@ -18,6 +18,14 @@ export const ANNOTATION_KEY = '^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$';
  * pre-release, e.g. 1.10.6, 1.10.6.1, 1.10.6-alpha, 3.46.0.1-rc.2.
  */
 export const VERSION_ID = '^[0-9]+(\\.[0-9]+)+(-[0-9A-Za-z-]+(\\.[0-9A-Za-z-]+)*)?$';
+/**
+ * Process ids in a sandbox engine: like a workspace id, a digit may come first (a generated UUID
+ * fits).
+ */
+export const PROCESS_ID = WORKSPACE_ID;
+/** Port ids: the port number in decimal, 1024-65535. */
+export const PORT_ID =
+  '^(102[4-9]|10[3-9][0-9]|1[1-9][0-9]{2}|[2-9][0-9]{3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])$';
 /** Longest id, alias, annotation key and display name. */
 export const MAX_LENGTH = 63;
 

@@ -19,12 +19,14 @@ export interface KindSpec {
   /** The resource message, e.g. `ai.h2o.engine.v1.DAIEngine`. */
   message: string;
   kind: string;
+  /** The Kubernetes plural when adding "s" to the lowercase kind is wrong (`processes`). */
+  plural?: string;
   shortNames: string[];
   /** Extra `kubectl get` columns: header and JSON path (checked against the schema). */
   columns: [string, string][];
 }
 
-/** The nine kinds and what `kubectl get` shows of each. */
+/** The fourteen kinds and what `kubectl get` shows of each. */
 export const KINDS: readonly KindSpec[] = [
   engine('DAIEngine', ['daie'], '.spec.daiEngineVersion', true),
   engine('H2OEngine', ['h2oe'], '.spec.h2oEngineVersion', false),
@@ -41,6 +43,61 @@ export const KINDS: readonly KindSpec[] = [
     columns: [
       ['Image', '.spec.image'],
       ['Enabled', '.spec.enabled'],
+    ],
+  },
+  // Sandbox engines. The filesystem, metrics, H2O Drive, H2O Secure Store and the DAI license are
+  // not stored: they are read from the engine (or the installation) when asked.
+  {
+    message: 'ai.h2o.engine.v1.SandboxEngine',
+    kind: 'SandboxEngine',
+    shortNames: ['sbe'],
+    columns: [
+      ['State', '.status.state'],
+      ['Image', '.spec.sandboxEngineImage'],
+      ['Template', '.spec.sandboxEngineTemplate'],
+    ],
+  },
+  {
+    message: 'ai.h2o.engine.v1.SandboxEngineImage',
+    kind: 'SandboxEngineImage',
+    shortNames: ['sbi'],
+    columns: [
+      ['Image', '.spec.image'],
+      ['Enabled', '.spec.enabled'],
+    ],
+  },
+  {
+    message: 'ai.h2o.engine.v1.SandboxEngineTemplate',
+    kind: 'SandboxEngineTemplate',
+    shortNames: ['sbt'],
+    columns: [
+      ['Enabled', '.spec.enabled'],
+      ['CPU Limit', '.spec.milliCpuLimit'],
+      ['Memory Limit', '.spec.memoryBytesLimit'],
+    ],
+  },
+  // A process and a port belong to one sandbox engine (owner reference); the state of a process
+  // must survive a gateway restart and be seen by every replica and by the operator's idle rule,
+  // and a port has a life cycle of its own (the Service and Ingress the operator makes for it).
+  {
+    message: 'ai.h2o.engine.v1.Process',
+    kind: 'Process',
+    plural: 'processes',
+    shortNames: ['sbproc'],
+    columns: [
+      ['State', '.status.state'],
+      ['Command', '.spec.command'],
+      ['Exit Code', '.status.exitCode'],
+    ],
+  },
+  {
+    message: 'ai.h2o.engine.v1.Port',
+    kind: 'Port',
+    shortNames: ['sbport'],
+    columns: [
+      ['State', '.status.state'],
+      ['Public', '.spec.public'],
+      ['Internal URL', '.status.internalUrl'],
     ],
   },
 ];
@@ -107,7 +164,7 @@ function withOperatorStatus(schema: Schema, kind: string): Schema {
 
 export function crdFor(api: Api, spec: KindSpec): Schema {
   const message = lookup(api, spec.message);
-  const plural = `${spec.kind.toLowerCase()}s`;
+  const plural = spec.plural ?? `${spec.kind.toLowerCase()}s`;
   const top = message.fields.filter((f) => !FROM_METADATA.has(f.name));
   const specFields = top.filter((f) => !f.behaviors.includes('OUTPUT_ONLY'));
   const statusFields = top.filter((f) => f.behaviors.includes('OUTPUT_ONLY'));

@@ -53,6 +53,8 @@ interface MethodJson {
   name: string;
   inputType: string;
   outputType: string;
+  clientStreaming?: boolean;
+  serverStreaming?: boolean;
   options?: { '[google.api.http]'?: HttpRuleJson };
 }
 
@@ -122,6 +124,10 @@ export interface Method {
   name: string;
   inputType: string;
   outputType: string;
+  /** The RPC answers with a stream of response messages (`returns (stream …)`). */
+  serverStreaming: boolean;
+  /** The RPC takes a stream of request messages; REST cannot bind such an RPC. */
+  clientStreaming: boolean;
   bindings: HttpBinding[];
   comment: string;
 }
@@ -256,6 +262,8 @@ function readService(s: ServiceJson, prefix: string, path: number[], comments: C
       name: m.name,
       inputType: m.inputType.replace(/^\./, ''),
       outputType: m.outputType.replace(/^\./, ''),
+      serverStreaming: m.serverStreaming === true,
+      clientStreaming: m.clientStreaming === true,
       bindings: httpBindings(m.options?.['[google.api.http]']),
       comment: comments.get([...path, SERVICE_METHOD, i].join('.')) ?? '',
     })),

@@ -17,7 +17,24 @@ const TITLES: Readonly<Record<string, string>> = {
   AccessNotebookEngine: "Get a notebook engine's access address",
   CalculateH2OEngineSizeCompressedDataset: 'Recommend an H2O engine size for a compressed dataset',
   CalculateH2OEngineSizeRawDataset: 'Recommend an H2O engine size for a raw dataset',
+  DownloadFile: 'Copy a file from H2O Drive into a sandbox engine',
   DownloadLogs: "Download an engine's logs",
+  GetDAILicenseMetadata: 'Get the metadata of the DAI license',
+  ListDirectory: 'List a directory of a sandbox engine',
+  MakeDirectory: 'Make a directory in a sandbox engine',
+  Move: 'Move a file or directory of a sandbox engine',
+  ReadFile: 'Read a file of a sandbox engine',
+  ReadMetrics: "Read a sandbox engine's resource usage",
+  ReadOutput: "Read a process's output",
+  ReadOutputFrames: "Read a process's output chunk by chunk",
+  Remove: 'Remove a file or directory of a sandbox engine',
+  RevealSecretToFile: 'Write a secret of H2O Secure Store into a file',
+  SendSignal: 'Send a signal to a process',
+  StatFile: 'Describe a file of a sandbox engine',
+  StreamOutput: "Stream a process's output",
+  UploadFile: 'Copy a file from a sandbox engine into H2O Drive',
+  WaitProcess: 'Wait for a process to end',
+  WriteFile: 'Write a file of a sandbox engine',
   ListEngines: 'List engines of every kind',
   MigrateCreator: 'Hand a DAI engine to another user',
   ResizeStorage: "Resize a DAI engine's storage",
@@ -26,7 +43,29 @@ const TITLES: Readonly<Record<string, string>> = {
 };
 
 /** Verbs whose object is one resource, named with an article. */
-const SINGLE = new Set(['Create', 'Get', 'Update', 'Delete', 'Copy', 'Pause', 'Resume', 'Terminate']);
+const SINGLE = new Set([
+  'Create',
+  'Get',
+  'Update',
+  'Delete',
+  'Copy',
+  'Pause',
+  'Resume',
+  'Terminate',
+  'Start',
+]);
+
+/** Services whose name does not read as "<resource>Service". */
+const SERVICE_TITLES: Readonly<Record<string, string>> = {
+  EngineService: 'Engines of every kind',
+  DAILicenseService: 'DAI license',
+  FilesystemService: 'Files of sandbox engines',
+  H2ODriveService: 'H2O Drive transfers of sandbox engines',
+  H2OSecureStoreService: 'H2O Secure Store secrets of sandbox engines',
+  MetricsService: 'Resource usage of sandbox engines',
+  ProcessService: 'Processes of sandbox engines',
+  PortService: 'Ports of sandbox engines',
+};
 
 /** Where each verb's calls come in a service's list; the rest follow in their own order. */
 const ORDER = ['Create', 'Get', 'List', 'Update', 'Delete'];
@@ -56,7 +95,8 @@ export function titleOf(rpc: string): string {
 
 /** The service's resources in words, e.g. `DAIEngineProfileService` → "DAI engine profiles". */
 export function serviceTitle(service: string): string {
-  if (service === 'EngineService') return 'Engines of every kind';
+  const known = SERVICE_TITLES[service];
+  if (known !== undefined) return known;
   const [first = '', ...rest] = words(service.replace(/Service$/, ''));
   return `${[first, ...rest.map(lower)].join(' ')}s`;
 }

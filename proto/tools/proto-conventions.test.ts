@@ -28,18 +28,28 @@ function apiMessages(): Message[] {
 }
 
 describe('the proto API', () => {
-  test('has the ten services', () => {
+  test('has the twenty services', () => {
     expect(api.services.map((s) => s.fullName.split('.').pop()).sort()).toEqual([
       'DAIEngineProfileService',
       'DAIEngineService',
       'DAIEngineVersionService',
+      'DAILicenseService',
       'EngineService',
+      'FilesystemService',
+      'H2ODriveService',
       'H2OEngineProfileService',
       'H2OEngineService',
       'H2OEngineVersionService',
+      'H2OSecureStoreService',
+      'MetricsService',
       'NotebookEngineImageService',
       'NotebookEngineProfileService',
       'NotebookEngineService',
+      'PortService',
+      'ProcessService',
+      'SandboxEngineImageService',
+      'SandboxEngineService',
+      'SandboxEngineTemplateService',
     ]);
   });
 
@@ -51,7 +61,9 @@ describe('the proto API', () => {
   }
 
   test('every List RPC pages with page_size and page_token and answers next_page_token', () => {
-    const lists = methods('List');
+    // ListDirectory is a filesystem call, not a standard List of resources: a directory comes
+    // whole, as clients expect.
+    const lists = methods('List').filter((m) => m.name !== 'ListDirectory');
     expect(lists.length).toBeGreaterThanOrEqual(10);
     expect(missing(lists, 'inputType', ['page_size', 'page_token'])).toEqual([]);
     expect(missing(lists, 'outputType', ['next_page_token'])).toEqual([]);
@@ -64,6 +76,12 @@ describe('the proto API', () => {
     expect(updates.filter((m) => m.bindings[0]?.method !== 'PATCH').map((m) => m.name)).toEqual([]);
   });
 
+  test('only server streaming: REST binds no client-streaming RPC', () => {
+    const streaming = api.services.flatMap((s) => s.methods).filter((m) => m.serverStreaming);
+    expect(streaming.map((m) => m.name)).toEqual(['StreamOutput']);
+    expect(api.services.flatMap((s) => s.methods).filter((m) => m.clientStreaming)).toEqual([]);
+  });
+
   test('every RPC has an HTTP binding under /v1/ and a comment', () => {
     for (const m of api.services.flatMap((s) => s.methods)) {
       expect({ rpc: m.name, bindings: m.bindings.length }).toEqual({ rpc: m.name, bindings: 1 });
@@ -72,12 +90,28 @@ describe('the proto API', () => {
     }
   });
 
-  test('every custom method is a POST with body "*", except the read-only :access and :listAssigned', () => {
+  /**
+   * Custom methods that only read, bound to GET as their clients call them: a notebook's address,
+   * assigned profiles, a process's output, a sandbox engine's files and metrics.
+   */
+  const READ_ONLY_VERBS = new Set([
+    'access',
+    'listAssigned',
+    'readOutput',
+    'readOutputFrames',
+    'streamOutput',
+    'readFile',
+    'listDirectory',
+    'statFile',
+    'read',
+  ]);
+
+  test('every custom method is a POST with body "*", except the read-only ones, which are GETs', () => {
     for (const m of api.services.flatMap((s) => s.methods)) {
       const binding = m.bindings[0];
       const verb = /:([A-Za-z0-9]+)$/.exec(binding?.path ?? '')?.[1];
       if (verb === undefined) continue;
-      if (verb === 'access' || verb === 'listAssigned') {
+      if (READ_ONLY_VERBS.has(verb)) {
         expect({ rpc: m.name, method: binding?.method }).toEqual({ rpc: m.name, method: 'GET' });
       } else {
         expect({ rpc: m.name, method: binding?.method, body: binding?.body }).toEqual({
@@ -91,10 +125,11 @@ describe('the proto API', () => {
 
   test('every resource declares its name pattern and a collection id that is a valid resource id', () => {
     const resources = apiMessages().filter((m) => m.resource !== undefined);
-    expect(resources.length).toBeGreaterThanOrEqual(9);
+    expect(resources.length).toBeGreaterThanOrEqual(14);
     for (const m of resources) {
       const pattern = m.resource?.pattern?.[0] ?? '';
-      expect(pattern).toMatch(/^workspaces\/\{workspace\}\/[a-z][a-zA-Z0-9]+\/\{[a-z][a-z0-9_]*\}$/);
+      // In a workspace, or (processes and ports) below a resource of a workspace.
+      expect(pattern).toMatch(/^workspaces\/\{workspace\}(\/[a-z][a-zA-Z0-9]+\/\{[a-z][a-z0-9_]*\}){1,2}$/);
       const variable = /\{([a-z0-9_]+)\}$/.exec(pattern)?.[1]?.replaceAll('_', '-') ?? '';
       expect(variable).toMatch(RESOURCE_ID);
       expect(fieldNames(m.fullName)).toContain('name');

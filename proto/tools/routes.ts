@@ -7,6 +7,8 @@ export interface RouteRow extends HttpBinding {
   rpc: string;
   requestType: string;
   responseType: string;
+  /** Set when the RPC answers with a stream of responseType messages. */
+  serverStreaming?: true;
 }
 
 /**
@@ -14,6 +16,11 @@ export interface RouteRow extends HttpBinding {
  * generated table only changes when the API does.
  */
 export function routeRows(api: Api): RouteRow[] {
+  const clientStreaming = api.services.flatMap((s) => s.methods).filter((m) => m.clientStreaming);
+  if (clientStreaming.length > 0)
+    throw new Error(
+      `REST cannot bind client-streaming RPCs: ${clientStreaming.map((m) => m.name).join(', ')}`,
+    );
   const rows = api.services.flatMap((service) =>
     service.methods.flatMap((method) =>
       method.bindings.map((binding) => ({
@@ -22,6 +29,7 @@ export function routeRows(api: Api): RouteRow[] {
         rpc: method.name,
         requestType: method.inputType,
         responseType: method.outputType,
+        ...(method.serverStreaming ? { serverStreaming: true as const } : {}),
       })),
     ),
   );
@@ -44,6 +52,8 @@ export function routesSource(rows: readonly RouteRow[]): string {
     '  rpc: string;',
     '  requestType: string;',
     '  responseType: string;',
+    '  /** Set when the RPC answers with a stream of responseType messages. */',
+    '  serverStreaming?: true;',
     '}',
     '',
     'export const ROUTES: readonly Route[] = [',

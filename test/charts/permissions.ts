@@ -24,7 +24,7 @@ export function permissionKey(p: Permission): string {
 }
 
 const GROUP = 'engine.h2o.ai';
-/** The nine kinds the gateway stores, and the three the operator runs. */
+/** The fourteen kinds the gateway stores, and the three the operator runs. */
 export const ALL_KINDS = [
   'daiengines',
   'h2oengines',
@@ -35,6 +35,11 @@ export const ALL_KINDS = [
   'daiengineversions',
   'h2oengineversions',
   'notebookengineimages',
+  'sandboxengines',
+  'sandboxengineimages',
+  'sandboxenginetemplates',
+  'processes',
+  'ports',
 ] as const;
 export const ENGINE_KINDS = ['daiengines', 'h2oengines', 'notebookengines'] as const;
 /** The operator's leader-election Lease (operator/src/main.ts). */

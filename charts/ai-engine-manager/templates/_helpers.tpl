@@ -105,7 +105,7 @@ annotations:
 {{- default (printf "%s-policy" (include "ai-engine-manager.fullname" .)) .Values.policy.existingConfigMap }}
 {{- end }}
 
-{{/* The plural names of the nine engine.h2o.ai resource kinds, and of the three engine kinds. */}}
+{{/* The plural names of the fourteen engine.h2o.ai resource kinds, and of the three engine kinds. */}}
 {{- define "ai-engine-manager.allKinds" -}}
 - daiengines
 - h2oengines
@@ -116,6 +116,11 @@ annotations:
 - daiengineversions
 - h2oengineversions
 - notebookengineimages
+- sandboxengines
+- sandboxengineimages
+- sandboxenginetemplates
+- processes
+- ports
 {{- end }}
 
 {{- define "ai-engine-manager.engineKinds" -}}

@@ -16,6 +16,7 @@ import {
   DAIEngineProfileServiceClient,
   type GetDAIEngineProfileResponse,
 } from '../gen/ai/h2o/engine/v1/dai_engine_profile_service.pb.ts';
+import { ProcessServiceClient } from '../gen/ai/h2o/engine/v1/process_service.pb.ts';
 import { ROUTES } from '../gen/routes.ts';
 import { ensureBinaries } from '../../../test/cluster/binaries.ts';
 import { grpcServer, handlerKey, notServing, SERVICE_DEFINITIONS } from './server.ts';
@@ -112,13 +113,32 @@ describe('grpcServer()', () => {
     await expect(copy).rejects.toMatchObject({ code: 12 });
   });
 
-  test('names each RPC with the same key as its REST route, for all ten services', () => {
+  test('names each RPC with the same key as its REST route, for all twenty services', () => {
     const grpcKeys = SERVICE_DEFINITIONS.flatMap((d) =>
       Object.values(d).map((m) => handlerKey(m.path)),
     ).sort();
     const restKeys = [...new Set(ROUTES.map((r) => `${r.service}.${r.rpc}`))].sort();
-    expect(SERVICE_DEFINITIONS).toHaveLength(10);
+    expect(SERVICE_DEFINITIONS).toHaveLength(20);
     expect(grpcKeys).toEqual(restKeys);
+  });
+
+  test('answers a server-streaming RPC UNAUTHENTICATED without valid credentials, UNIMPLEMENTED with them', async () => {
+    const processes = new ProcessServiceClient(address, credentials.createInsecure());
+    const stream = (metadata: Metadata) =>
+      new Promise((resolve, reject) => {
+        const call = processes.streamOutput(
+          { name: 'workspaces/w/sandboxEngines/e1/processes/p1', skipReplay: false },
+          metadata,
+        );
+        call.on('data', () => undefined);
+        call.on('error', reject);
+        call.on('end', resolve);
+      });
+    const invalid = new Metadata();
+    invalid.set('authorization', 'Bearer invalid');
+    await expect(stream(invalid)).rejects.toMatchObject({ code: status.UNAUTHENTICATED });
+    await expect(stream(new Metadata())).rejects.toMatchObject({ code: status.UNIMPLEMENTED });
+    processes.close();
   });
 
   test('hands the handler the caller named by the authorization metadata', async () => {
@@ -200,7 +220,7 @@ describe('grpcServer()', () => {
           .stdout;
     });
 
-    test('lists the ten API services, health and reflection', async () => {
+    test('lists the twenty API services, health and reflection', async () => {
       const names = (await grpcurl(['list'])).trim().split('\n');
       const api = SERVICE_DEFINITIONS.map((d) =>
         handlerKey(Object.values(d)[0]?.path ?? '').replace(/\.[^.]+$/, ''),

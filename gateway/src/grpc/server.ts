@@ -3,6 +3,7 @@ import {
   Server,
   status as GrpcStatus,
   type ServerDuplexStream,
+  type ServerWritableStream,
   type ServiceDefinition,
   type ServiceError,
   type UntypedServiceImplementation,
@@ -12,13 +13,23 @@ import { Code, codeName } from '../errors/code.ts';
 import { DAIEngineProfileServiceService } from '../gen/ai/h2o/engine/v1/dai_engine_profile_service.pb.ts';
 import { DAIEngineServiceService } from '../gen/ai/h2o/engine/v1/dai_engine_service.pb.ts';
 import { DAIEngineVersionServiceService } from '../gen/ai/h2o/engine/v1/dai_engine_version_service.pb.ts';
+import { DAILicenseServiceService } from '../gen/ai/h2o/engine/v1/dai_license_service.pb.ts';
 import { EngineServiceService } from '../gen/ai/h2o/engine/v1/engine_service.pb.ts';
+import { FilesystemServiceService } from '../gen/ai/h2o/engine/v1/filesystem_service.pb.ts';
+import { H2ODriveServiceService } from '../gen/ai/h2o/engine/v1/h2o_drive_service.pb.ts';
 import { H2OEngineProfileServiceService } from '../gen/ai/h2o/engine/v1/h2o_engine_profile_service.pb.ts';
 import { H2OEngineServiceService } from '../gen/ai/h2o/engine/v1/h2o_engine_service.pb.ts';
 import { H2OEngineVersionServiceService } from '../gen/ai/h2o/engine/v1/h2o_engine_version_service.pb.ts';
+import { H2OSecureStoreServiceService } from '../gen/ai/h2o/engine/v1/h2o_secure_store_service.pb.ts';
+import { MetricsServiceService } from '../gen/ai/h2o/engine/v1/metrics_service.pb.ts';
 import { NotebookEngineImageServiceService } from '../gen/ai/h2o/engine/v1/notebook_engine_image_service.pb.ts';
 import { NotebookEngineProfileServiceService } from '../gen/ai/h2o/engine/v1/notebook_engine_profile_service.pb.ts';
 import { NotebookEngineServiceService } from '../gen/ai/h2o/engine/v1/notebook_engine_service.pb.ts';
+import { PortServiceService } from '../gen/ai/h2o/engine/v1/port_service.pb.ts';
+import { ProcessServiceService } from '../gen/ai/h2o/engine/v1/process_service.pb.ts';
+import { SandboxEngineImageServiceService } from '../gen/ai/h2o/engine/v1/sandbox_engine_image_service.pb.ts';
+import { SandboxEngineServiceService } from '../gen/ai/h2o/engine/v1/sandbox_engine_service.pb.ts';
+import { SandboxEngineTemplateServiceService } from '../gen/ai/h2o/engine/v1/sandbox_engine_template_service.pb.ts';
 import { ROUTES } from '../gen/routes.ts';
 import { fromJson, toJson } from '../json/canonical.ts';
 import { log } from '../log.ts';
@@ -39,6 +50,16 @@ export const SERVICE_DEFINITIONS: readonly ServiceDefinition[] = [
   DAIEngineVersionServiceService,
   H2OEngineVersionServiceService,
   NotebookEngineImageServiceService,
+  SandboxEngineServiceService,
+  SandboxEngineImageServiceService,
+  SandboxEngineTemplateServiceService,
+  ProcessServiceService,
+  FilesystemServiceService,
+  PortServiceService,
+  H2ODriveServiceService,
+  H2OSecureStoreServiceService,
+  MetricsServiceService,
+  DAILicenseServiceService,
 ];
 
 /** The handler key of a gRPC method path: `/pkg.Service/Method` → `pkg.Service.Method`, as REST uses. */
@@ -73,8 +94,24 @@ function headersOf(metadata: Metadata): CallHeaders {
 }
 
 /**
+ * A server-streaming RPC: handlers are unary, so none serves it yet; an authenticated caller
+ * learns UNIMPLEMENTED, as REST answers (501).
+ */
+function unimplementedStream(key: string, authenticate: Authenticate) {
+  return (call: ServerWritableStream<unknown, unknown>): void => {
+    authenticate(headersOf(call.metadata))
+      .then(() => {
+        throw new ApiError(Code.UNIMPLEMENTED, `${key.split('.').pop() ?? key} is not implemented`);
+      })
+      .catch((error: unknown) => {
+        call.emit('error', toServiceError(error));
+      });
+  };
+}
+
+/**
  * A grpc-js server whose every RPC calls the same handlers as the REST router. RPCs without a
- * handler answer UNIMPLEMENTED.
+ * handler, and server-streaming RPCs (no handler streams yet), answer UNIMPLEMENTED.
  */
 export function grpcServer(
   handlers: Handlers,
@@ -86,6 +123,10 @@ export function grpcServer(
     const implementation: UntypedServiceImplementation = {};
     for (const [method, attributes] of Object.entries(definition)) {
       const key = handlerKey(attributes.path);
+      if (attributes.responseStream) {
+        implementation[method] = unimplementedStream(key, authenticate);
+        continue;
+      }
       implementation[method] = (
         call: { request: Record<string, unknown>; metadata: Metadata },
         callback: (error: Partial<ServiceError> | null, response?: object) => void,

@@ -42,6 +42,8 @@ const handlers: Handlers = {
     h2oEngineSize: { nodeCount: '2', memoryBytes: '4096' },
   }),
   [`${SVC}.DAIEngineVersionService.GetDAIEngineVersion`]: () => Promise.reject(new Error('secret detail')),
+  // A unary handler cannot serve a streaming RPC: the mux does not call it.
+  [`${SVC}.ProcessService.StreamOutput`]: recording({}),
 };
 
 /** `Bearer <subject>` names the caller; `Bearer invalid` is refused; no header is anonymous. */
@@ -256,6 +258,24 @@ describe('restRouter()', () => {
       501,
       12,
       'not implemented',
+    ],
+    [
+      'a sandbox RPC not implemented yet',
+      'GET',
+      '/v1/workspaces%2Fw1%2FsandboxEngines%2Fe1/metrics:read?strictMode=True',
+      undefined,
+      501,
+      12,
+      'ReadMetrics is not implemented',
+    ],
+    [
+      'a server-streaming RPC, which no unary handler serves',
+      'GET',
+      '/v1/workspaces%2Fw1%2FsandboxEngines%2Fe1%2Fprocesses%2Fp1:streamOutput?skipReplay=False',
+      undefined,
+      501,
+      12,
+      'StreamOutput is not implemented',
     ],
     ['a bad percent-encoding', 'GET', '/v1/workspaces%ZZ', undefined, 400, 3, 'percent-encoding'],
     [

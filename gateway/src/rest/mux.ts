@@ -92,7 +92,9 @@ async function serve({ routes, handlers, caller }: Mux, req: Request, res: Respo
     return;
   }
   const handler = handlers[`${found.route.service}.${found.route.rpc}`];
-  if (handler === undefined) throw new ApiError(Code.UNIMPLEMENTED, `${found.route.rpc} is not implemented`);
+  // Handlers are unary: a streaming RPC (StreamOutput) needs a chunked writer the mux lacks yet.
+  if (handler === undefined || found.route.serverStreaming === true)
+    throw new ApiError(Code.UNIMPLEMENTED, `${found.route.rpc} is not implemented`);
   const body = req.body as Json | undefined;
   const problem = bodyProblem(body, ['', '*'].includes(found.route.body) ? '' : jsonName(found.route.body));
   if (problem !== undefined) throw problem;

@@ -74,6 +74,25 @@ export const UPDATE_PATHS = {
   daiEngineVersion: ['deprecated', 'image', 'image_pull_policy', 'image_pull_secrets'],
   h2oEngineVersion: ['deprecated', 'image', 'image_pull_policy', 'image_pull_secrets'],
   notebookEngineImage: ['display_name', 'image', 'enabled', 'image_pull_policy', 'image_pull_secrets'],
+  sandboxEngineImage: ['display_name', 'image', 'enabled', 'image_pull_policy', 'image_pull_secrets'],
+  // Clients document storage_class_name too, but the template has no such field (only its
+  // snapshot does); max_running_duration is missing from their list, yet 1.10 clients send it.
+  sandboxEngineTemplate: [
+    'display_name',
+    'milli_cpu_request',
+    'milli_cpu_limit',
+    'gpu_resource',
+    'gpu',
+    'memory_bytes_request',
+    'memory_bytes_limit',
+    'storage_bytes',
+    'environmental_variables',
+    'yaml_pod_template_spec',
+    'enabled',
+    'max_idle_duration',
+    'max_running_duration',
+  ],
+  port: ['display_name', 'public'],
   daiEngine: [
     'profile',
     'cpu',
