@@ -38,6 +38,9 @@ export const RESOURCE_KINDS = {
   DAIEngineVersion: kind('DAIEngineVersion', 'daiEngineVersions'),
   H2OEngineVersion: kind('H2OEngineVersion', 'h2oEngineVersions'),
   NotebookEngineImage: kind('NotebookEngineImage', 'notebookEngineImages'),
+  SandboxEngine: kind('SandboxEngine', 'sandboxEngines'),
+  SandboxEngineImage: kind('SandboxEngineImage', 'sandboxEngineImages'),
+  SandboxEngineTemplate: kind('SandboxEngineTemplate', 'sandboxEngineTemplates'),
 } as const satisfies Record<string, ResourceKind>;
 
 /** API fields that a custom resource keeps in its metadata rather than in spec or status. */

@@ -12,6 +12,7 @@ import { authFromEnvironment } from './auth/config.ts';
 import { startWebhook, type Webhook } from './admission/webhook.ts';
 import { startGateway } from './gateway.ts';
 import { log } from './log.ts';
+import { secretLicense } from './license/license-source.ts';
 import { apiHandlers } from './services/api.ts';
 import { ResourceStore } from './store/store.ts';
 
@@ -63,6 +64,7 @@ try {
     store,
     authorizer: auth.authorizer,
     publicUrl: env('AIEM_PUBLIC_URL', `http://${host}:${restPort}`),
+    daiLicense: secretLicense(kubeConfig, namespace, env('AIEM_DAI_LICENSE_SECRET', 'dai-license')),
   });
   const gateway = await startGateway({
     host,

@@ -10,13 +10,19 @@ import { daiEngineKind } from './kinds/dai-engine.ts';
 import { h2oEngineKind } from './kinds/h2o-engine.ts';
 import type { EngineKind, Settings } from './kinds/kind.ts';
 import { notebookEngineKind } from './kinds/notebook-engine.ts';
+import { sandboxEngineKind } from './kinds/sandbox-engine.ts';
 import { KubeClient } from './kube/client.ts';
 import { ClusterView } from './kube/cluster-view.ts';
 import { EngineReconciler } from './reconcile/reconciler.ts';
 import { startController, type Controller } from './runtime/controller.ts';
 import { controllerMetrics } from './runtime/metrics.ts';
 
-export const ENGINE_KINDS: readonly EngineKind[] = [daiEngineKind, h2oEngineKind, notebookEngineKind];
+export const ENGINE_KINDS: readonly EngineKind[] = [
+  daiEngineKind,
+  h2oEngineKind,
+  notebookEngineKind,
+  sandboxEngineKind,
+];
 
 /** How fast the operator may call the apiserver, and with how many reconciles at once. */
 export interface Throughput {

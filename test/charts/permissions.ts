@@ -41,7 +41,7 @@ export const ALL_KINDS = [
   'processes',
   'ports',
 ] as const;
-export const ENGINE_KINDS = ['daiengines', 'h2oengines', 'notebookengines'] as const;
+export const ENGINE_KINDS = ['daiengines', 'h2oengines', 'notebookengines', 'sandboxengines'] as const;
 /** The operator's leader-election Lease (operator/src/main.ts). */
 export const LEASE = 'ai-engine-manager-operator';
 

@@ -15,6 +15,7 @@ const { identity, authenticate, authorizer } = useIdentity({
   accounts: [
     { id: 'admin', name: 'Ada Admin', roles: ['admin'] },
     { id: 'user', name: 'Una User', roles: ['data-scientist'] },
+    { id: 'other', name: 'Otto Other', roles: ['data-scientist'] },
   ],
 });
 // The operator runs too, so that the client's wait() sees engines really start and stop.
@@ -34,6 +35,7 @@ describe.each(VERSIONS)('the h2o-engine-manager %s Python client, unmodified', (
     ],
     ['creates and manages DAI, H2O and notebook engines', 'engines.py', 'engines'],
     ['waits for engines to run, pause, resume, terminate and go', 'lifecycle.py', 'lifecycle'],
+    ['runs sandbox engines from an image and a template', 'sandbox_engines.py', 'sandbox'],
   ])('%s', async (_what, script, workspace) => {
     const python = join(CACHE, `python-client-${version}`, 'bin', 'python');
     const { provider } = identity();
@@ -44,6 +46,7 @@ describe.each(VERSIONS)('the h2o-engine-manager %s Python client, unmodified', (
       AIEM_CLIENT_ID: provider.clientId,
       AIEM_ADMIN_REFRESH_TOKEN: await provider.refreshToken('admin'),
       AIEM_USER_REFRESH_TOKEN: await provider.refreshToken('user'),
+      AIEM_OTHER_REFRESH_TOKEN: await provider.refreshToken('other'),
     };
     const { stdout } = await promisify(execFile)(
       python,

@@ -105,7 +105,7 @@ annotations:
 {{- default (printf "%s-policy" (include "ai-engine-manager.fullname" .)) .Values.policy.existingConfigMap }}
 {{- end }}
 
-{{/* The plural names of the fourteen engine.h2o.ai resource kinds, and of the three engine kinds. */}}
+{{/* The plural names of the fourteen engine.h2o.ai resource kinds, and of the four engine kinds. */}}
 {{- define "ai-engine-manager.allKinds" -}}
 - daiengines
 - h2oengines
@@ -127,6 +127,7 @@ annotations:
 - daiengines
 - h2oengines
 - notebookengines
+- sandboxengines
 {{- end }}
 
 {{/*

@@ -22,6 +22,22 @@ const ACTIONS: Readonly<Record<string, readonly string[]>> = {
   [RESOURCE_KINDS.DAIEngineVersion.collection]: [...STANDARD, 'ASSIGN_ALIASES'],
   [RESOURCE_KINDS.H2OEngineVersion.collection]: [...STANDARD, 'ASSIGN_ALIASES'],
   [RESOURCE_KINDS.NotebookEngineImage.collection]: STANDARD,
+  [RESOURCE_KINDS.SandboxEngineImage.collection]: STANDARD,
+  [RESOURCE_KINDS.SandboxEngineTemplate.collection]: STANDARD,
+  // Sandboxes have no update; their in-engine services each have a permission of their own.
+  [RESOURCE_KINDS.SandboxEngine.collection]: [
+    'CREATE',
+    'GET',
+    'LIST',
+    'DELETE',
+    'TERMINATE',
+    'RUN_PROCESSES',
+    'ACCESS_FILES',
+    'EXPOSE_PORTS',
+    'READ_METRICS',
+    'TRANSFER_DRIVE_FILES',
+    'REVEAL_SECRETS',
+  ],
 };
 
 /**

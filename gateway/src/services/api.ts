@@ -1,5 +1,5 @@
 import type { Handlers } from '../call/handler.ts';
-import { notebookEngineImageService } from './notebook-engine-image-service.ts';
+import { imageService } from './image-service.ts';
 import {
   daiEngineProfileService,
   h2oEngineProfileService,
@@ -13,10 +13,22 @@ import {
 } from './engine-kinds.ts';
 import { engineService } from './generic-engine-service.ts';
 import { retryingAllOnConflict } from './retry.ts';
+import type { LicenseSource } from '../license/license-source.ts';
+import { daiLicenseService } from './dai-license-service.ts';
+import { h2oDriveService, h2oSecureStoreService } from './external-stores.ts';
+import { SandboxEngines, sandboxEngineService } from './sandbox-engine-service.ts';
+import { sandboxEngineTemplateService } from './sandbox-engine-template-service.ts';
 import { daiEngineVersionService, h2oEngineVersionService } from './version-service.ts';
 
+/** What the API needs beyond the engines' needs. */
+export interface ApiDeps extends EngineServiceDeps {
+  /** The Driverless AI license of the installation; none when unset. */
+  daiLicense?: LicenseSource;
+}
+
 /** Every RPC of the API. */
-export function apiHandlers(deps: EngineServiceDeps): Handlers {
+export function apiHandlers(deps: ApiDeps): Handlers {
+  const sandboxes = new SandboxEngines(deps);
   return {
     ...retryingAllOnConflict(daiEngineService(deps)),
     ...retryingAllOnConflict(h2oEngineService(deps)),
@@ -27,6 +39,12 @@ export function apiHandlers(deps: EngineServiceDeps): Handlers {
     ...notebookEngineProfileService(deps),
     ...daiEngineVersionService(deps),
     ...h2oEngineVersionService(deps),
-    ...notebookEngineImageService(deps),
+    ...imageService(deps, 'NotebookEngineImage'),
+    ...imageService(deps, 'SandboxEngineImage'),
+    ...sandboxEngineTemplateService(deps),
+    ...retryingAllOnConflict(sandboxEngineService(deps)),
+    ...h2oDriveService(sandboxes.resolver('TRANSFER_DRIVE_FILES')),
+    ...h2oSecureStoreService(sandboxes.resolver('REVEAL_SECRETS')),
+    ...daiLicenseService(deps.daiLicense),
   };
 }

@@ -111,6 +111,11 @@ export interface ResourceRules<T extends Resource> {
   compare(a: T, b: T): number;
   /** An id for creates that leave it empty; without it the id is required. */
   generateId?: () => string;
+  /**
+   * The merged resource of an update, given the stored one: for fields older clients leave out
+   * of their bodies, which the update must then keep rather than clear.
+   */
+  keepAbsent?: (merged: T, current: T) => T;
 }
 
 /** Typed access to one resource kind's handlers' shared steps. */
@@ -203,8 +208,9 @@ export class ResourceService<T extends Resource> {
     const paths = resolveUpdateMask(this.rules.mask, request['updateMask'] as string[] | undefined);
     if (paths instanceof Error) throw paths;
     const current = await this.get(update.name);
+    const merged = applyMask(current.message, update, paths);
     return {
-      next: this.prepare(applyMask(current.message, update, paths)),
+      next: this.prepare(this.rules.keepAbsent?.(merged, current.message) ?? merged),
       resourceVersion: current.resourceVersion,
     };
   }

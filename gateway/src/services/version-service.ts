@@ -5,7 +5,7 @@ import { getByNameOrAlias } from './references.ts';
 import { aliasProblems, versionIdProblem } from '../validation/names.ts';
 import type { MaskedResource } from '../validation/update-mask.ts';
 import { compareVersions } from '../../../shared/semver.ts';
-import { checkImageReference } from './notebook-engine-image-service.ts';
+import { checkImageReference } from './image-service.ts';
 import {
   created,
   parentWorkspace,

@@ -21,6 +21,7 @@ import type {
   V1StatefulSet,
   V1VolumeMount,
 } from '@kubernetes/client-node';
+import { workloadName as sharedWorkloadName } from '../../../shared/workloads.ts';
 import { API_VERSION, ENGINE_KIND_LABEL, ENGINE_UID_LABEL, GROUP } from '../../../shared/resources.ts';
 import { heldFailure } from '../observe/failure-hold.ts';
 import { customisePodTemplate } from '../podtemplate/pod-template.ts';
@@ -31,6 +32,7 @@ import {
   statusObject,
   type EngineKind,
   type EngineResource,
+  type EngineSizing,
   type Settings,
 } from '../kinds/kind.ts';
 
@@ -50,8 +52,7 @@ export interface DesiredObjects {
 
 /** The workload name: a DNS label from the engine's object name (which may hold dots). */
 export function workloadName(kind: EngineKind, engine: EngineResource): string {
-  const hash = createHash('sha256').update(engine.metadata.name).digest('hex').slice(0, 16);
-  return `${kind.prefix}-${hash}`;
+  return sharedWorkloadName(kind.prefix, engine.metadata.name);
 }
 
 /** Whether the engine is wanted stopped (paused, or terminated for H2O). */
@@ -102,7 +103,7 @@ function metadata(kind: EngineKind, engine: EngineResource): V1ObjectMeta {
 }
 
 /** Requests and limits from cpu, gpu (the profile's GPU resource) and memoryBytes. */
-function resources(engine: EngineResource): Record<string, Record<string, string>> {
+function profileResources(engine: EngineResource): Record<string, Record<string, string>> {
   const amounts: Record<string, string> = {
     cpu: specText(engine, 'cpu') ?? '1',
     memory: specText(engine, 'memoryBytes') ?? String(1024 ** 3),
@@ -110,6 +111,23 @@ function resources(engine: EngineResource): Record<string, Record<string, string
   const gpu = specNumber(engine, 'gpu', 0);
   if (gpu > 0) amounts[profileText(engine, 'gpuResourceName') || 'nvidia.com/gpu'] = String(gpu);
   return { requests: amounts, limits: amounts };
+}
+
+/** What the profile and spec give an engine's pod: the way of every kind but sandboxes. */
+function profileSizing(engine: EngineResource): EngineSizing {
+  return {
+    resources: profileResources(engine),
+    gpu: specNumber(engine, 'gpu', 0),
+    yamlPodTemplateSpec: profileText(engine, 'yamlPodTemplateSpec'),
+    yamlGpuTolerations: profileText(engine, 'yamlGpuTolerations'),
+    maxIdleDuration: engine.spec['maxIdleDuration'],
+    maxRunningDuration: engine.spec['maxRunningDuration'],
+  };
+}
+
+/** The resources, pod customisation and limits of an engine, as its kind decides them. */
+export function sizingOf(kind: EngineKind, engine: EngineResource): EngineSizing {
+  return kind.sizing?.(engine) ?? profileSizing(engine);
 }
 
 interface VersionInfo {
@@ -138,21 +156,38 @@ function mounts(kind: EngineKind, files: boolean): { volumeMounts: V1VolumeMount
   return { volumeMounts, env };
 }
 
-function container(kind: EngineKind, engine: EngineResource, files: boolean): V1Container {
+/** The port, its probe, and the hardening every engine gets (more for kinds that isolate). */
+function serving(kind: EngineKind, engine: EngineResource, settings: Settings): Partial<V1Container> {
+  const isolation = kind.isolation?.(engine, settings);
+  return {
+    ...(kind.port === undefined
+      ? {}
+      : {
+          ports: [{ name: 'http', containerPort: kind.port }],
+          // Ready means the engine answers on its port: until then the state reads CONNECTING.
+          readinessProbe: { tcpSocket: { port: kind.port }, periodSeconds: 5, failureThreshold: 3 },
+        }),
+    // No process of the engine gains privileges beyond its user's (setuid binaries included).
+    securityContext: { allowPrivilegeEscalation: false, ...isolation?.securityContext },
+  };
+}
+
+function container(
+  kind: EngineKind,
+  engine: EngineResource,
+  { files, settings }: { files: boolean; settings: Settings },
+): V1Container {
   const version = versionInfo(kind, engine);
   const pullPolicy = PULL_POLICIES[version.imagePullPolicy ?? ''];
-  const { volumeMounts, env: fileEnv } = mounts(kind, files);
+  const { volumeMounts: fileMounts, env: fileEnv } = mounts(kind, files);
+  const volumeMounts = [...fileMounts, ...(kind.isolation?.(engine, settings).volumeMounts ?? [])];
   const env = [...kind.env(engine, kind.runningReplicas(engine)), ...fileEnv];
   return {
     name: kind.container,
     image: version.image ?? '',
     ...(pullPolicy ? { imagePullPolicy: pullPolicy } : {}),
-    ports: [{ name: 'http', containerPort: kind.port }],
-    resources: resources(engine),
-    // Ready means the engine answers on its port: until then the state reads CONNECTING.
-    readinessProbe: { tcpSocket: { port: kind.port }, periodSeconds: 5, failureThreshold: 3 },
-    // No process of the engine gains privileges beyond its user's (setuid binaries included).
-    securityContext: { allowPrivilegeEscalation: false },
+    resources: sizingOf(kind, engine).resources,
+    ...serving(kind, engine, settings),
     ...(env.length > 0 ? { env } : {}),
     ...(volumeMounts.length > 0 ? { volumeMounts } : {}),
   };
@@ -173,6 +208,12 @@ function podTemplate(
   const secrets = versionInfo(kind, engine).imagePullSecrets ?? [];
   const configName = configMap?.metadata?.name;
   const serviceAccount = settings.engineServiceAccount;
+  const isolation = kind.isolation?.(engine, settings);
+  const volumes = [
+    ...(configName ? [{ name: FILES_VOLUME, configMap: { name: configName } }] : []),
+    ...(isolation?.volumes ?? []),
+  ];
+  const sizing = sizingOf(kind, engine);
   const base: V1PodTemplateSpec = {
     metadata: {
       labels: engineLabels(kind, engine),
@@ -185,14 +226,15 @@ function podTemplate(
       automountServiceAccountToken: false,
       securityContext: { seccompProfile: { type: 'RuntimeDefault' } },
       ...(secrets.length > 0 ? { imagePullSecrets: secrets.map((name) => ({ name })) } : {}),
-      containers: [container(kind, engine, configMap !== undefined)],
-      ...(configName ? { volumes: [{ name: FILES_VOLUME, configMap: { name: configName } }] } : {}),
+      ...(isolation?.runtimeClassName ? { runtimeClassName: isolation.runtimeClassName } : {}),
+      containers: [container(kind, engine, { files: configMap !== undefined, settings })],
+      ...(volumes.length > 0 ? { volumes } : {}),
     },
   };
   return customisePodTemplate(base, {
-    yamlPodTemplateSpec: profileText(engine, 'yamlPodTemplateSpec'),
-    yamlGpuTolerations: profileText(engine, 'yamlGpuTolerations'),
-    gpu: specNumber(engine, 'gpu', 0),
+    yamlPodTemplateSpec: sizing.yamlPodTemplateSpec,
+    yamlGpuTolerations: sizing.yamlGpuTolerations,
+    gpu: sizing.gpu,
   });
 }
 
@@ -248,7 +290,7 @@ export function desiredObjects(kind: EngineKind, engine: EngineResource, setting
       // Headless: H2O nodes find each other by their pods' DNS names.
       clusterIP: 'None',
       selector: { [ENGINE_UID_LABEL]: engine.metadata.uid ?? '' },
-      ports: [{ name: 'http', port: kind.port, targetPort: kind.port }],
+      ports: kind.port === undefined ? [] : [{ name: 'http', port: kind.port, targetPort: kind.port }],
       publishNotReadyAddresses: true,
     },
   };
@@ -283,7 +325,10 @@ function enginePolicy(
       policyTypes: ['Ingress'],
       ingress: [
         { _from: [{ podSelector: own }] },
-        ...(peers.length > 0 ? [{ _from: peers, ports: [{ port: kind.port, protocol: 'TCP' }] }] : []),
+        // Kinds without a fixed port (sandboxes) open the ports their users expose.
+        ...(peers.length > 0
+          ? [{ _from: peers, ...(kind.port === undefined ? {} : { ports: [{ port: kind.port, protocol: 'TCP' }] }) }]
+          : []),
       ],
     },
   };

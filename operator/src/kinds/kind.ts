@@ -3,7 +3,14 @@
  * functions: how its pods run, what it wants, how its state names read. The shared reconcile
  * steps take one of these; no code switches on the kind name.
  */
-import type { V1EnvVar, V1NetworkPolicyPeer } from '@kubernetes/client-node';
+import type {
+  V1Container,
+  V1EnvVar,
+  V1NetworkPolicyPeer,
+  V1Pod,
+  V1ResourceRequirements,
+  V1Volume,
+} from '@kubernetes/client-node';
 import { ID_LABEL, WORKSPACE_LABEL } from '../../../shared/resources.ts';
 
 /** An engine custom resource as the operator reads it. */
@@ -46,6 +53,8 @@ export interface Settings {
    * controller): each engine then gets a NetworkPolicy admitting only them. Unset: no policy.
    */
   engineNetworkPeers?: V1NetworkPolicyPeer[] | undefined;
+  /** The RuntimeClass sandbox pods run under unless their template's pod template names one. */
+  sandboxRuntimeClassName?: string | undefined;
 }
 
 /** The state names a kind reports while stopping and once stopped. */
@@ -64,8 +73,22 @@ export interface EngineKind {
   /** Prefix of workload names, e.g. `dai`. */
   prefix: string;
   container: string;
-  /** The port the engine serves on; probes and the Service use it. */
-  port: number;
+  /**
+   * The port the engine serves on; probes and the Service use it. Kinds without one (sandboxes,
+   * which expose ports on request) are ready once their container runs.
+   */
+  port?: number;
+  /** The status field holding the profile or template snapshot; `profileInfo` when unset. */
+  profileInfoField?: string;
+  /**
+   * What the engine's pod gets from its profile or template, when not the profile's way (cpu,
+   * gpu and memoryBytes in the spec; the profile's pod template and GPU tolerations).
+   */
+  sizing?(engine: EngineResource): EngineSizing;
+  /** Hardening and volumes beyond every engine's (sandboxes: read-only root, scratch space). */
+  isolation?(engine: EngineResource, settings: Settings): Isolation;
+  /** Status fields beyond the state, from the pods (sandboxes: why they are still starting). */
+  pendingStatus?(state: string, pods: readonly V1Pod[]): Record<string, unknown>;
   /** Where the data volume is mounted; kinds without one keep no data. */
   dataMountPath?: string;
   /** The status field holding the version or image snapshot. */
@@ -93,6 +116,25 @@ export interface EngineKind {
   reportsDiskUsage?(engine: EngineResource): boolean;
 }
 
+/** Resources, pod customisation and duration limits of an engine. */
+export interface EngineSizing {
+  resources: V1ResourceRequirements;
+  gpu: number;
+  yamlPodTemplateSpec: string;
+  yamlGpuTolerations: string;
+  maxIdleDuration: unknown;
+  maxRunningDuration: unknown;
+}
+
+/** What a kind adds to the container and pod for isolation. */
+export interface Isolation {
+  securityContext: NonNullable<V1Container['securityContext']>;
+  /** A runtime that isolates harder than namespaces (gVisor, Kata), when the cluster has one. */
+  runtimeClassName?: string | undefined;
+  volumes: V1Volume[];
+  volumeMounts: NonNullable<V1Container['volumeMounts']>;
+}
+
 /** The engine's API name, e.g. `workspaces/w/daiEngines/e1`, from the labels the API writes. */
 export function apiPath(kind: EngineKind, engine: EngineResource): string {
   const labels = engine.metadata.labels ?? {};
@@ -106,8 +148,15 @@ export function engineUrl(kind: EngineKind, engine: EngineResource, settings: Se
 
 /** A string field of the engine's profile snapshot. */
 export function profileText(engine: EngineResource, field: string): string {
-  const value = statusObject(engine, 'profileInfo')[field];
+  const value = statusObject(engine, PROFILE_INFO)[field];
   return typeof value === 'string' ? value : '';
+}
+
+const PROFILE_INFO = 'profileInfo';
+
+/** The status field with the snapshot of what the engine was created from. */
+export function profileInfoField(kind: EngineKind): string {
+  return kind.profileInfoField ?? PROFILE_INFO;
 }
 
 /** A scalar field of the engine's spec as text (int64 values arrive as strings or numbers). */

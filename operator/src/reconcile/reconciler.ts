@@ -23,6 +23,7 @@ import {
 import { timeOf } from '../../../shared/durations.ts';
 import { failure } from '../observe/state.ts';
 import {
+  profileInfoField,
   specText,
   statusObject,
   type EngineKind,
@@ -347,7 +348,7 @@ function notAdmittedCondition(engine: EngineResource): Omit<Condition, 'lastTran
 
 /** Whether the API has written the engine's profile and version (or image) snapshots. */
 export function hasSnapshots(kind: EngineKind, engine: EngineResource): boolean {
-  return ['profileInfo', kind.versionInfoField].every(
+  return [profileInfoField(kind), kind.versionInfoField].every(
     (field) => Object.keys(statusObject(engine, field)).length > 0,
   );
 }

@@ -11,7 +11,7 @@ import {
   STOP_REASON_ANNOTATION,
 } from '../../../shared/resources.ts';
 import type { EngineKind, EngineResource, Settings } from '../kinds/kind.ts';
-import { stopWanted, wantedReplicas } from '../desired/workload.ts';
+import { sizingOf, stopWanted, wantedReplicas } from '../desired/workload.ts';
 import { durationMs, durations, engineClock } from '../../../shared/durations.ts';
 import { observe, type ObservedState } from '../observe/state.ts';
 import { heldFailure } from '../observe/failure-hold.ts';
@@ -79,11 +79,12 @@ function timing(input: StatusInput, state: string): Timing {
     lastActivity: engine.metadata.annotations?.[LAST_ACTIVITY_ANNOTATION],
   });
   if (clock === undefined) return { fields: NO_DURATIONS };
+  const sizing = sizingOf(input.kind, engine);
   const report = durations({
     now: input.now,
     ...clock,
-    maxIdleMs: durationMs(engine.spec['maxIdleDuration']) ?? 0,
-    maxRunningMs: durationMs(engine.spec['maxRunningDuration']) ?? 0,
+    maxIdleMs: durationMs(sizing.maxIdleDuration) ?? 0,
+    maxRunningMs: durationMs(sizing.maxRunningDuration) ?? 0,
   });
   const stop = state === 'STATE_RUNNING' ? report.exceeded : undefined;
   return {
@@ -185,6 +186,7 @@ export function planStatus(input: StatusInput): StatusPlan {
     ...kind.urls(engine, input.settings),
     ...fields,
     ...diskUsage(kind, engine),
+    ...kind.pendingStatus?.(seen.state, input.pods),
     ...(kind.dataMountPath !== undefined ? { storageResizing: input.storageResizing } : {}),
     ...(kind.failureReasonField !== undefined
       ? { [kind.failureReasonField]: seen.failureReason ?? 'FAILURE_REASON_UNSPECIFIED' }

@@ -136,7 +136,10 @@ export const GetDAILicenseMetadataResponse: MessageFns<GetDAILicenseMetadataResp
   },
 };
 
-/** Reports the Driverless AI license of the installation. */
+/**
+ * Reports the Driverless AI license of the installation. Every signed-in user may call it; it
+ * answers an empty message when no license is configured.
+ */
 export type DAILicenseServiceService = typeof DAILicenseServiceService;
 export const DAILicenseServiceService = {
   /**

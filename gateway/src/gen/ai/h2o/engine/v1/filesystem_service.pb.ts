@@ -1140,8 +1140,9 @@ export const MakeDirectoryResponse: MessageFns<MakeDirectoryResponse> = {
 
 /**
  * Reads and writes the files of a sandbox engine. Paths are absolute and rooted at the sandbox
- * filesystem root; each file travels whole in one message. Only the engine's creator may call
- * it; no actions/enginemanager permission grants it to others.
+ * filesystem root; each file travels whole in one message. Requires
+ * actions/enginemanager/sandboxEngines/ACCESS_FILES on the engine's workspace; only the engine's
+ * creator and administrators of its workspace may call it, and only while the engine runs.
  */
 export type FilesystemServiceService = typeof FilesystemServiceService;
 export const FilesystemServiceService = {

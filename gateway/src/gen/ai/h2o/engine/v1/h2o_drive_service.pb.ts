@@ -400,8 +400,10 @@ export const UploadFileResponse: MessageFns<UploadFileResponse> = {
 
 /**
  * Copies files between a sandbox engine and H2O Drive; the transfer goes through AI Engine
- * Manager, not from the engine. Only the engine's creator may call it, and only with read
- * (download) or write (upload) permission on the Drive workspace.
+ * Manager, not from the engine. Requires actions/enginemanager/sandboxEngines/TRANSFER_DRIVE_FILES
+ * on the engine's workspace; only the engine's creator and administrators of its workspace may
+ * call it, with read (download) or write (upload) permission on the Drive workspace. Answers
+ * FAILED_PRECONDITION when the installation has no H2O Drive backend.
  */
 export type H2ODriveServiceService = typeof H2ODriveServiceService;
 export const H2ODriveServiceService = {

@@ -200,8 +200,10 @@ export const RevealSecretToFileResponse: MessageFns<RevealSecretToFileResponse> 
 };
 
 /**
- * Puts secrets of H2O Secure Store into a sandbox engine. Only the engine's creator may call it,
- * and only for secrets the creator may reveal.
+ * Puts secrets of H2O Secure Store into a sandbox engine. Requires
+ * actions/enginemanager/sandboxEngines/REVEAL_SECRETS on the engine's workspace; only the engine's
+ * creator and administrators of its workspace may call it, and only for secrets the caller may
+ * reveal. Answers FAILED_PRECONDITION when the installation has no H2O Secure Store backend.
  */
 export type H2OSecureStoreServiceService = typeof H2OSecureStoreServiceService;
 export const H2OSecureStoreServiceService = {

@@ -162,7 +162,11 @@ export const ReadMetricsResponse: MessageFns<ReadMetricsResponse> = {
   },
 };
 
-/** Reports the resource usage of a sandbox engine. Only the engine's creator may call it. */
+/**
+ * Reports the resource usage of a sandbox engine. Requires
+ * actions/enginemanager/sandboxEngines/READ_METRICS on the engine's workspace; only the engine's
+ * creator and administrators of its workspace may call it.
+ */
 export type MetricsServiceService = typeof MetricsServiceService;
 export const MetricsServiceService = {
   /**

@@ -720,8 +720,9 @@ export const DeletePortResponse: MessageFns<DeletePortResponse> = {
 };
 
 /**
- * Exposes ports of a sandbox engine inside and outside the cluster. Only the engine's creator may
- * call it; no actions/enginemanager permission grants it to others.
+ * Exposes ports of a sandbox engine inside and outside the cluster. Requires
+ * actions/enginemanager/sandboxEngines/EXPOSE_PORTS on the engine's workspace; only the engine's
+ * creator and administrators of its workspace may call it.
  */
 export type PortServiceService = typeof PortServiceService;
 export const PortServiceService = {

@@ -1314,8 +1314,9 @@ export const StreamOutputResponse: MessageFns<StreamOutputResponse> = {
 };
 
 /**
- * Runs processes in a sandbox engine and reads their output. Only the engine's creator may call
- * it; no actions/enginemanager permission grants it to others.
+ * Runs processes in a sandbox engine and reads their output. Requires
+ * actions/enginemanager/sandboxEngines/RUN_PROCESSES on the engine's workspace; only the engine's
+ * creator and administrators of its workspace may call it, and only while the engine runs.
  */
 export type ProcessServiceService = typeof ProcessServiceService;
 export const ProcessServiceService = {

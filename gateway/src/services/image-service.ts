@@ -3,6 +3,8 @@ import { RESOURCE_KINDS } from '../../../shared/resources.ts';
 import type { Handlers } from '../call/handler.ts';
 import { invalidArgument } from '../errors/api-error.ts';
 import type { NotebookEngineImage } from '../gen/ai/h2o/engine/v1/notebook_engine_image.pb.ts';
+import type { SandboxEngineImage } from '../gen/ai/h2o/engine/v1/sandbox_engine_image.pb.ts';
+import type { MaskedResource } from '../validation/update-mask.ts';
 import { checkDisplayName, resourceIdProblem } from '../validation/names.ts';
 import { imagePullSecretsProblem } from '../validation/kubernetes.ts';
 import { ResourceService, standardHandlers, type ServiceDeps } from './resource-service.ts';
@@ -24,11 +26,20 @@ export function checkImageReference(
   if (secrets) throw invalidArgument(`${field}.image_pull_secrets[${secrets.index}]`, secrets.problem);
 }
 
-/** The RPCs of NotebookEngineImageService, keyed as REST and gRPC look them up. */
-export function notebookEngineImageService(deps: ServiceDeps): Handlers {
-  const service = new ResourceService<NotebookEngineImage>(deps, {
-    kind: RESOURCE_KINDS.NotebookEngineImage,
-    mask: 'notebookEngineImage',
+/** The image catalogues: an administrator's list of container images that engines may run. */
+type ImageKind = 'NotebookEngineImage' | 'SandboxEngineImage';
+type Image = NotebookEngineImage | SandboxEngineImage;
+
+const MASKS: Readonly<Record<ImageKind, MaskedResource>> = {
+  NotebookEngineImage: 'notebookEngineImage',
+  SandboxEngineImage: 'sandboxEngineImage',
+};
+
+/** The RPCs of NotebookEngineImageService or SandboxEngineImageService, keyed as REST and gRPC look them up. */
+export function imageService(deps: ServiceDeps, kind: ImageKind): Handlers {
+  const service = new ResourceService<Image>(deps, {
+    kind: RESOURCE_KINDS[kind],
+    mask: MASKS[kind],
     idProblem: resourceIdProblem,
     generateId: generatedId,
     prepare(image, field) {

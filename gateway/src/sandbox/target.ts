@@ -1,0 +1,11 @@
+import type { CallContext } from '../call/handler.ts';
+
+/** Where a sandbox engine's code runs: the container that in-engine calls execute in. */
+export interface SandboxTarget {
+  namespace: string;
+  pod: string;
+  container: string;
+}
+
+/** Checks the engine exists, the caller may use it and it is RUNNING (throws the ApiError otherwise), and says where it runs. */
+export type ResolveSandbox = (engineName: string, context: CallContext) => Promise<SandboxTarget>;

@@ -1,0 +1,279 @@
+/**
+ * SandboxEngineService: sandboxes built from an administrator's image and template. A create
+ * snapshots both (later edits of the template change no existing engine) and records the wish
+ * to run; the operator runs the pod and reports the state. Terminate records the wish to stop
+ * for good; there is no resume. Only the creator (and administrators of the workspace) see an
+ * engine: to anyone else it does not exist.
+ */
+import { RESOURCE_KINDS } from '../../../shared/resources.ts';
+import type { CallContext, Handler, Handlers } from '../call/handler.ts';
+import { invalidArgument, invalidFields, notFound, type FieldViolation } from '../errors/api-error.ts';
+import {
+  SandboxEngine_PendingReason,
+  SandboxEngine_State,
+  type SandboxEngine,
+} from '../gen/ai/h2o/engine/v1/sandbox_engine.pb.ts';
+import type { SandboxEngineImage } from '../gen/ai/h2o/engine/v1/sandbox_engine_image.pb.ts';
+import type {
+  SandboxEngineTemplate,
+  SandboxEngineTemplateInfo,
+} from '../gen/ai/h2o/engine/v1/sandbox_engine_template.pb.ts';
+import { NEWEST_FIRST } from '../engines/list-fields.ts';
+import { checkTerminate } from '../engines/lifecycle.ts';
+import { engineAccess } from '../engines/ownership.ts';
+import type { FilterSchema } from '../list/filter.ts';
+import { compileOrdering } from '../list/ordering.ts';
+import { keysetPage } from '../list/pagination.ts';
+import type { Stored } from '../store/store.ts';
+import { annotationProblem, checkDisplayName, resourceIdProblem } from '../validation/names.ts';
+import { SANDBOX_CONTAINER, sandboxPodName } from '../../../shared/workloads.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { Code } from '../errors/code.ts';
+import type { ResolveSandbox } from '../sandbox/target.ts';
+import { objectName } from '../store/names.ts';
+import { resolveReference } from './references.ts';
+import { parentWorkspace, wireNames, workspaceOf, type ServiceDeps } from './resource-service.ts';
+
+const KIND = RESOURCE_KINDS.SandboxEngine;
+const NAMES = wireNames(KIND);
+const FIELD = 'sandbox_engine';
+
+/** A stored sandbox engine, with the version that guards its next write and its wanted stop. */
+export interface StoredSandbox {
+  engine: SandboxEngine;
+  resourceVersion: string;
+  terminated: boolean;
+}
+
+/** The state's name, however the stored message spells the enum. */
+export function sandboxStateName(engine: SandboxEngine): string {
+  const state: unknown = engine.state;
+  if (typeof state === 'string') return state;
+  const entry = Object.entries(SandboxEngine_State).find(([, value]) => value === state);
+  return entry?.[0] ?? 'STATE_UNSPECIFIED';
+}
+
+function stored(found: Stored): StoredSandbox {
+  return {
+    engine: found.message as unknown as SandboxEngine,
+    resourceVersion: found.resourceVersion,
+    terminated: found.intent['terminated'] === true,
+  };
+}
+
+/** The sandbox engines as one caller may reach them. */
+export class SandboxEngines {
+  readonly deps: ServiceDeps;
+
+  constructor(deps: ServiceDeps) {
+    this.deps = deps;
+  }
+
+  now(): Date {
+    return this.deps.now?.() ?? new Date();
+  }
+
+  /** The workspace of a well-formed engine name; INVALID_ARGUMENT naming `field` otherwise. */
+  workspaceOf(name: string, field = 'name'): string {
+    const workspace = workspaceOf(KIND, name, field);
+    const problem = resourceIdProblem(name.slice(name.lastIndexOf('/') + 1));
+    if (problem !== undefined) throw invalidArgument(field, `the engine id ${problem}`);
+    return workspace;
+  }
+
+  authorize(context: CallContext, action: string, workspace: string): Promise<void> {
+    return this.deps.authorizer.check(context.caller, `${NAMES.permission}/${action}`, workspace);
+  }
+
+  /**
+   * The engine of `name` if the caller created it or administers its workspace; NOT_FOUND
+   * otherwise, exactly as for a missing one, so that nobody learns which sandboxes others have.
+   */
+  async reach(name: string, context: CallContext): Promise<StoredSandbox> {
+    const [found, administrator] = await Promise.all([
+      this.deps.store.get(KIND, name),
+      this.deps.authorizer.isAdministrator(context.caller, this.workspaceOf(name)),
+    ]);
+    const engine = stored(found);
+    if (engineAccess(engine.engine, context.caller, administrator) !== 'all') throw notFound(name);
+    return engine;
+  }
+
+  /**
+   * How in-engine calls (processes, files, ports, metrics…) reach a sandbox: with the service's
+   * own permission `action` on the workspace, only on an engine the caller reaches, and only
+   * while it runs.
+   */
+  resolver(action: string): ResolveSandbox {
+    return async (name, context) => {
+      const workspace = this.workspaceOf(name);
+      await this.authorize(context, action, workspace);
+      const { engine } = await this.reach(name, context);
+      const state = sandboxStateName(engine);
+      if (state !== 'STATE_RUNNING')
+        throw new ApiError(
+          Code.FAILED_PRECONDITION,
+          `The sandbox engine "${name}" is not running (it is ${state}); in-engine calls need a running engine`,
+          { reason: 'ENGINE_NOT_RUNNING' },
+        );
+      const object = objectName(workspace, name.slice(name.lastIndexOf('/') + 1)) ?? '';
+      return { namespace: this.deps.store.namespace, pod: sandboxPodName(object), container: SANDBOX_CONTAINER };
+    };
+  }
+
+  async visible(workspace: string, context: CallContext): Promise<SandboxEngine[]> {
+    const [all, administrator] = await Promise.all([
+      this.deps.store.list(KIND, workspace),
+      this.deps.authorizer.isAdministrator(context.caller, workspace),
+    ]);
+    return all
+      .map((s) => stored(s).engine)
+      .filter((e) => engineAccess(e, context.caller, administrator) === 'all');
+  }
+}
+
+function engineViolations(engine: SandboxEngine): FieldViolation[] {
+  const violations: FieldViolation[] = [];
+  const display = checkDisplayName(`${FIELD}.display_name`, engine.displayName);
+  if (display) violations.push(...display.violations);
+  const annotation = annotationProblem(engine.annotations);
+  if (annotation)
+    violations.push({ field: `${FIELD}.annotations["${annotation.key}"]`, description: annotation.problem });
+  return violations;
+}
+
+/** The image and template an engine is created from: in its workspace or global, and enabled. */
+async function catalogue(
+  deps: ServiceDeps,
+  engine: SandboxEngine,
+  workspace: string,
+): Promise<{ image: SandboxEngineImage; template: SandboxEngineTemplate }> {
+  const [image, template] = await Promise.all([
+    resolveReference(deps.store, RESOURCE_KINDS.SandboxEngineImage, {
+      name: engine.sandboxEngineImage,
+      field: `${FIELD}.sandbox_engine_image`,
+      engineWorkspace: workspace,
+    }),
+    resolveReference(deps.store, RESOURCE_KINDS.SandboxEngineTemplate, {
+      name: engine.sandboxEngineTemplate,
+      field: `${FIELD}.sandbox_engine_template`,
+      engineWorkspace: workspace,
+    }),
+  ]);
+  const chosen = {
+    image: image.message as unknown as SandboxEngineImage,
+    template: template.message as unknown as SandboxEngineTemplate,
+  };
+  if (!chosen.image.enabled)
+    throw invalidArgument(`${FIELD}.sandbox_engine_image`, `"${chosen.image.name}" is disabled`);
+  if (!chosen.template.enabled)
+    throw invalidArgument(`${FIELD}.sandbox_engine_template`, `"${chosen.template.name}" is disabled`);
+  return chosen;
+}
+
+function createHandler(engines: SandboxEngines): Handler {
+  return async (request, context) => {
+    const workspace = parentWorkspace(request['parent'] as string);
+    await engines.authorize(context, 'CREATE', workspace);
+    const id = request[NAMES.idField] as string;
+    const idProblem = resourceIdProblem(id);
+    if (idProblem) throw invalidArgument(`${FIELD}_id`, idProblem);
+    const input = request[NAMES.field] as SandboxEngine | undefined;
+    if (input === undefined) throw invalidArgument(FIELD, 'is required');
+    const violations = engineViolations(input);
+    if (violations.length > 0) throw invalidFields(violations);
+    const { image, template } = await catalogue(engines.deps, input, workspace);
+    const templateInfo: SandboxEngineTemplateInfo = { ...template, storageClassName: '' };
+    const engine: SandboxEngine = {
+      name: `workspaces/${workspace}/${KIND.collection}/${id}`,
+      displayName: input.displayName,
+      uid: '',
+      annotations: input.annotations,
+      sandboxEngineImage: image.name,
+      sandboxEngineTemplate: template.name,
+      // Audit fields come from the verified identity only, never from the request.
+      creator: context.caller.subject,
+      creatorDisplayName: context.caller.displayName,
+      sandboxEngineImageInfo: image,
+      sandboxEngineTemplateInfo: templateInfo,
+      state: SandboxEngine_State.STATE_STARTING,
+      pendingReason: SandboxEngine_PendingReason.PENDING_REASON_CREATING_RESOURCES,
+      pendingMessage: 'The engine pod is being created',
+      currentIdleDuration: undefined,
+      createTime: undefined,
+    };
+    const saved = await engines.deps.store.create(KIND, engine, { intent: { terminated: false } });
+    return { sandboxEngine: saved.message };
+  };
+}
+
+/** The fields lists order by: newest first, then by name. */
+const ORDER_FIELDS: FilterSchema<SandboxEngine> = {
+  name: { type: 'string', get: (e) => e.name },
+  create_time: { type: 'timestamp', get: (e) => e.createTime },
+};
+
+function listHandler(engines: SandboxEngines): Handler {
+  const ordering = compileOrdering('', ORDER_FIELDS, NEWEST_FIRST);
+  return async (request, context) => {
+    const parent = request['parent'] as string;
+    const workspace = parentWorkspace(parent);
+    await engines.authorize(context, 'LIST', workspace);
+    const visible = await engines.visible(workspace, context);
+    const { items, nextPageToken } = keysetPage(
+      visible,
+      request as { pageSize?: number; pageToken?: string },
+      `parent=${parent}`,
+      ordering,
+    );
+    return { sandboxEngines: items, nextPageToken };
+  };
+}
+
+function terminateHandler(engines: SandboxEngines): Handler {
+  return async (request, context) => {
+    const name = request['name'] as string;
+    await engines.authorize(context, 'TERMINATE', engines.workspaceOf(name));
+    const current = await engines.reach(name, context);
+    checkTerminate(sandboxStateName(current.engine), current.terminated);
+    // The engine reads as stopping from this answer on, until the operator reports it stopped.
+    const engine: SandboxEngine = {
+      ...current.engine,
+      state: SandboxEngine_State.STATE_TERMINATING,
+      pendingReason: SandboxEngine_PendingReason.PENDING_REASON_DELETING_RESOURCES,
+      pendingMessage: 'The engine pod is being stopped',
+    };
+    const saved = await engines.deps.store.update(KIND, engine, current.resourceVersion, {
+      intent: { terminated: true },
+      statusFields: ['state', 'pendingReason', 'pendingMessage'],
+    });
+    return { sandboxEngine: saved.message };
+  };
+}
+
+function deleteHandler(engines: SandboxEngines): Handler {
+  return async (request, context) => {
+    const name = request['name'] as string;
+    await engines.authorize(context, 'DELETE', engines.workspaceOf(name));
+    const current = await engines.reach(name, context);
+    await engines.deps.store.delete(KIND, name, current.resourceVersion);
+    return {};
+  };
+}
+
+/** The RPCs of SandboxEngineService. */
+export function sandboxEngineService(deps: ServiceDeps): Handlers {
+  const engines = new SandboxEngines(deps);
+  const rpc = (name: string): string => `${NAMES.service}.${name}`;
+  return {
+    [rpc('CreateSandboxEngine')]: createHandler(engines),
+    [rpc('GetSandboxEngine')]: async (request, context) => {
+      const name = request['name'] as string;
+      await engines.authorize(context, 'GET', engines.workspaceOf(name));
+      return { sandboxEngine: (await engines.reach(name, context)).engine };
+    },
+    [rpc('ListSandboxEngines')]: listHandler(engines),
+    [rpc('TerminateSandboxEngine')]: terminateHandler(engines),
+    [rpc('DeleteSandboxEngine')]: deleteHandler(engines),
+  };
+}

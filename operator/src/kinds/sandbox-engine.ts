@@ -1,0 +1,158 @@
+/**
+ * Sandbox engines: one pod running an administrator's image, sized and limited by a template,
+ * in which users run their own code through the API (processes and files go through the
+ * apiserver's exec, never through a port of the engine). Users' code is untrusted: the pod
+ * runs as a non-root user on a read-only root with no capabilities, writes only to its scratch
+ * volumes, and runs under the installation's hard-isolation runtime when one is configured.
+ * Terminate is final; the kind has no port and is ready once its container runs.
+ */
+import type { V1ContainerStatus, V1Pod, V1ResourceRequirements } from '@kubernetes/client-node';
+import { RESOURCE_KINDS } from '../../../shared/resources.ts';
+import { SANDBOX_CONTAINER, SANDBOX_PREFIX } from '../../../shared/workloads.ts';
+import { statusObject, type EngineKind, type EngineResource, type Isolation } from './kind.ts';
+
+/** Where users keep their work, their home, and temporary files: the pod's only writable places. */
+export const SANDBOX_MOUNTS = { workspace: '/workspace', home: '/home/sandbox', tmp: '/tmp' } as const;
+/** The user sandbox code runs as: not root, whatever the image says. */
+export const SANDBOX_UID = 1000;
+
+const TEMPLATE_INFO = 'sandboxEngineTemplateInfo';
+
+function template(engine: EngineResource): Record<string, unknown> {
+  return statusObject(engine, TEMPLATE_INFO);
+}
+
+function text(value: unknown): string {
+  return typeof value === 'string' || typeof value === 'number' ? String(value) : '';
+}
+
+function amount(value: unknown): number {
+  const parsed = Number(text(value));
+  return Number.isFinite(parsed) ? parsed : 0;
+}
+
+/** Requests and limits from the template: a CPU limit of 0 is none, unset requests equal the limits. */
+export function sandboxResources(info: Record<string, unknown>): V1ResourceRequirements {
+  const requests: Record<string, string> = {};
+  const limits: Record<string, string> = {};
+  const memoryLimit = text(info['memoryBytesLimit']);
+  const memoryRequest = amount(info['memoryBytesRequest']) > 0 ? text(info['memoryBytesRequest']) : memoryLimit;
+  if (memoryLimit !== '' && memoryLimit !== '0') limits['memory'] = memoryLimit;
+  if (memoryRequest !== '' && memoryRequest !== '0') requests['memory'] = memoryRequest;
+  const cpuLimit = amount(info['milliCpuLimit']);
+  const cpuRequest = amount(info['milliCpuRequest']) || cpuLimit;
+  if (cpuLimit > 0) limits['cpu'] = `${cpuLimit}m`;
+  if (cpuRequest > 0) requests['cpu'] = `${cpuRequest}m`;
+  const gpu = amount(info['gpu']);
+  if (gpu > 0) {
+    const resource = text(info['gpuResource']) || 'nvidia.com/gpu';
+    requests[resource] = String(gpu);
+    limits[resource] = String(gpu);
+  }
+  return { requests, limits };
+}
+
+/** Non-root, read-only root, no capabilities; writable scratch volumes, the workspace sized by the template. */
+function isolation(engine: EngineResource, runtimeClassName: string | undefined): Isolation {
+  const storage = text(template(engine)['storageBytes']);
+  const workspaceLimit = storage !== '' && storage !== '0' ? { sizeLimit: storage } : {};
+  return {
+    securityContext: {
+      runAsNonRoot: true,
+      runAsUser: SANDBOX_UID,
+      runAsGroup: SANDBOX_UID,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+    },
+    runtimeClassName,
+    volumes: [
+      { name: 'workspace', emptyDir: workspaceLimit },
+      { name: 'home', emptyDir: {} },
+      { name: 'tmp', emptyDir: {} },
+    ],
+    volumeMounts: [
+      { name: 'workspace', mountPath: SANDBOX_MOUNTS.workspace },
+      { name: 'home', mountPath: SANDBOX_MOUNTS.home },
+      { name: 'tmp', mountPath: SANDBOX_MOUNTS.tmp },
+    ],
+  };
+}
+
+type Pending = [reason: string, message: string];
+
+const PULLING = ['ErrImagePull', 'ImagePullBackOff', 'Pulling'];
+const CREATING = ['ContainerCreating', 'PodInitializing'];
+
+function containerPending(status: V1ContainerStatus | undefined): Pending | undefined {
+  const waiting = status?.state?.waiting;
+  if (waiting === undefined) return undefined;
+  const message = waiting.message ?? waiting.reason ?? '';
+  if (PULLING.includes(waiting.reason ?? ''))
+    return ['PENDING_REASON_PULLING_IMAGE', message || 'The image is being pulled'];
+  if (CREATING.includes(waiting.reason ?? ''))
+    return ['PENDING_REASON_CONTAINER_CREATING', message || 'The container is being created'];
+  return ['PENDING_REASON_CONTAINER_CREATING', message];
+}
+
+/** Why a starting sandbox is not running yet, read from its pod as Kubernetes reports it. */
+export function pendingOf(pod: V1Pod | undefined): Pending {
+  if (pod === undefined) return ['PENDING_REASON_CREATING_RESOURCES', 'The engine pod is being created'];
+  const scheduled = pod.status?.conditions?.find((c) => c.type === 'PodScheduled');
+  if (scheduled?.status !== 'True')
+    return ['PENDING_REASON_SCHEDULING', scheduled?.message ?? 'The pod waits for a node'];
+  const waiting = containerPending(pod.status?.containerStatuses?.[0]);
+  if (waiting) return waiting;
+  if (pod.status?.phase !== 'Running')
+    return ['PENDING_REASON_CONTAINER_CREATING', 'The container is being created'];
+  return ['PENDING_REASON_WAITING_READINESS', 'The container runs and is not ready yet'];
+}
+
+const STOPPING = ['STATE_TERMINATING', 'STATE_DELETING'];
+
+/** `pendingReason` and `pendingMessage` for a state: set while starting or stopping, empty otherwise. */
+export function sandboxPendingStatus(state: string, pods: readonly V1Pod[]): Record<string, string> {
+  if (state === 'STATE_STARTING') {
+    const [reason, message] = pendingOf(pods[0]);
+    return { pendingReason: reason, pendingMessage: message };
+  }
+  if (STOPPING.includes(state))
+    return { pendingReason: 'PENDING_REASON_DELETING_RESOURCES', pendingMessage: 'The engine pod is being stopped' };
+  return { pendingReason: 'PENDING_REASON_UNSPECIFIED', pendingMessage: '' };
+}
+
+export const sandboxEngineKind: EngineKind = {
+  kind: RESOURCE_KINDS.SandboxEngine.kind,
+  plural: RESOURCE_KINDS.SandboxEngine.plural,
+  collection: RESOURCE_KINDS.SandboxEngine.collection,
+  prefix: SANDBOX_PREFIX,
+  container: SANDBOX_CONTAINER,
+  profileInfoField: TEMPLATE_INFO,
+  versionInfoField: 'sandboxEngineImageInfo',
+  stopIntent: 'terminated',
+  stopStates: { stopping: 'STATE_TERMINATING', stopped: 'STATE_TERMINATED' },
+  hasConnectingState: false,
+  runningReplicas: () => 1,
+  env: (engine) => {
+    const variables = template(engine)['environmentalVariables'];
+    const set = typeof variables === 'object' && variables !== null ? Object.entries(variables) : [];
+    return [
+      { name: 'HOME', value: SANDBOX_MOUNTS.home },
+      ...set.map(([name, value]) => ({ name, value: text(value) })),
+    ];
+  },
+  // Sandboxes are used through the API (processes, files, ports), not at an address of their own.
+  urls: () => ({}),
+  sizing: (engine) => {
+    const info = template(engine);
+    return {
+      resources: sandboxResources(info),
+      gpu: amount(info['gpu']),
+      yamlPodTemplateSpec: text(info['yamlPodTemplateSpec']),
+      yamlGpuTolerations: '',
+      maxIdleDuration: info['maxIdleDuration'],
+      maxRunningDuration: info['maxRunningDuration'],
+    };
+  },
+  isolation: (engine, settings) => isolation(engine, settings.sandboxRuntimeClassName),
+  pendingStatus: sandboxPendingStatus,
+};
