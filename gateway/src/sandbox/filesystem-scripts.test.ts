@@ -32,6 +32,6 @@ describe('failureOf()', () => {
     const error = failureOf({ verb: 'move', path: '/a', destination: '/b' }, 1, 'secret host detail');
     expect(error.code).toBe(Code.INTERNAL);
     expect(error.message).toBe('Cannot move "/a" to "/b": the sandbox command failed');
-    expect(String((error.cause as Error).message)).toContain('secret host detail');
+    expect((error.cause as Error).message).toContain('secret host detail');
   });
 });
