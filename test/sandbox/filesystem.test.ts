@@ -279,6 +279,16 @@ describe('FilesystemService on a sandbox pod', () => {
     expect(huge.message).toMatch(/33554433 bytes, more than the limit/);
   });
 
+  test('a directory the sandbox user may not write to fails the write with FAILED_PRECONDITION, not a 500', async () => {
+    const { mkdirSync } = await import('node:fs');
+    // Owned by root here, as a read-only mount would be in a container.
+    mkdirSync(host('/locked'), { mode: 0o555 });
+    const error = await failure('WriteFile', { path: '/locked/a.txt', content: Buffer.from('x') });
+    expect(error).toMatchObject({ code: Code.FAILED_PRECONDITION, reason: 'PERMISSION_DENIED' });
+    expect(error.message).toBe('Cannot write "/locked/a.txt": permission denied in the sandbox');
+    expect(readdirSync(host('/locked'))).toEqual([]);
+  });
+
   test("nothing was written outside the pod's root", () => {
     expect(outsideRoot()).toEqual([]);
     expect(() => statSync('/hello.txt')).toThrow();
