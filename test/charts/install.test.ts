@@ -185,7 +185,6 @@ const DENIED: Record<string, string[][]> = {
     ['get', 'secrets'],
     ['list', 'secrets'],
     ['create', 'pods'],
-    ['create', 'pods', '--subresource=exec'],
     ['get', 'configmaps'],
     ['create', 'deployments.apps'],
     ['create', 'rolebindings.rbac.authorization.k8s.io'],
@@ -194,12 +193,13 @@ const DENIED: Record<string, string[][]> = {
   gateway: [
     ['patch', 'statefulsets.apps'],
     ['delete', 'pods'],
-    ['watch', 'pods'],
+    ['create', 'pods', '--subresource=portforward'],
     ['list', 'leases.coordination.k8s.io'],
   ],
   operator: [
     ['get', 'leases.coordination.k8s.io/another-lease'],
     ['get', 'pods', '--subresource=log'],
+    ['create', 'pods', '--subresource=exec'],
     ['create', 'daiengines.engine.h2o.ai'],
     ['delete', 'daiengines.engine.h2o.ai'],
     ['update', 'daiengineprofiles.engine.h2o.ai'],

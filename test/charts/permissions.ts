@@ -113,6 +113,21 @@ const OPERATOR_CALLS: Table = {
 };
 
 /**
+ * What the gateway asks for besides the typed API calls: client-node's `Exec` opens the pods/exec
+ * websocket (gateway/src/sandbox/pod-exec.ts), which needs `get` and, since Kubernetes 1.35 checks
+ * websocket upgrades as creates, `create`.
+ */
+const GATEWAY_STREAMS: readonly (readonly [RegExp, Permission[]])[] = [
+  [/new Exec\(/, on('', ['pods/exec'], ['create', 'get'])],
+];
+
+/**
+ * Granted to the gateway ahead of its code: the sandbox engines' target resolver finds an engine's
+ * pod (get, and a watch of the namespace's pods) to run its commands in.
+ */
+const GATEWAY_EXTRA: Permission[] = on('', ['pods'], ['get', 'list', 'watch']);
+
+/**
  * What the operator needs beyond single calls: server-side apply (KubernetesObjectApi.patch)
  * of the desired ConfigMap, NetworkPolicy, Service and StatefulSet creates them when missing, and their owner
  * references with blockOwnerDeletion need the right to update the engine's finalizers where
@@ -165,11 +180,18 @@ export interface Needs {
   calls: string[];
 }
 
-function needsOf(folders: readonly string[], table: Table, extra: Permission[]): Needs {
+function needsOf(
+  folders: readonly string[],
+  table: Table,
+  extra: Permission[],
+  streams: readonly (readonly [RegExp, Permission[]])[] = [],
+): Needs {
   const api = apiMethodNames();
   const calls = new Set<string>();
   const unknown: string[] = [];
+  const streamed: Permission[] = [];
   for (const [file, text] of sources(folders)) {
+    for (const [pattern, permissions] of streams) if (pattern.test(text)) streamed.push(...permissions);
     for (const match of text.matchAll(/\.(\w+)\(/g)) {
       const method = match[1] ?? '';
       if (!api.has(method)) continue;
@@ -178,13 +200,13 @@ function needsOf(folders: readonly string[], table: Table, extra: Permission[]):
     }
   }
   const permissions = [...calls].flatMap((method) => table[method] ?? []);
-  const unique = new Map([...permissions, ...extra].map((p) => [permissionKey(p), p]));
+  const unique = new Map([...permissions, ...streamed, ...extra].map((p) => [permissionKey(p), p]));
   return { permissions: [...unique.values()], unknown, calls: [...calls].sort() };
 }
 
 /** What the gateway process calls (gateway/src and shared/). */
 export function gatewayNeeds(): Needs {
-  return needsOf(['gateway/src', 'shared'], GATEWAY_CALLS, []);
+  return needsOf(['gateway/src', 'shared'], GATEWAY_CALLS, GATEWAY_EXTRA, GATEWAY_STREAMS);
 }
 
 /** What the operator process calls (operator/src and shared/). */

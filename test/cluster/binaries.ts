@@ -8,7 +8,7 @@ export interface Binaries {
   /** kube-apiserver, kube-controller-manager, kube-scheduler and kubectl. */
   kubernetes: string;
   etcd: string;
-  /** kwok, its stage configurations under stages/ and its Logs CRD under crds/. */
+  /** kwok, its stage configurations under stages/ and its Logs, Exec and ClusterExec CRDs under crds/. */
   kwok: string;
   helm: string;
   openapiv2: string;

@@ -96,8 +96,12 @@ build_kwok() {
     "-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=v$KWOK_VERSION" \
     "sigs.k8s.io/kwok/cmd/kwok@v$KWOK_VERSION"
   # The standalone kwok binary has no built-in stages and installs none of its CRDs; the module
-  # ships both as data files. The cluster uses kwok's Logs CRD to simulate container logs.
-  if [ ! -d "$out/stages" ] || [ ! -d "$out/crds" ]; then
+  # ships both as data files. The cluster uses kwok's Logs CRD to simulate container logs, and
+  # its Exec and ClusterExec CRDs to run sandbox commands on this host (sandbox-simulator.ts).
+  # Each CRD is checked on its own, so a cache made before one was added gains it.
+  local crds=(kwok.x-k8s.io_logs.yaml kwok.x-k8s.io_execs.yaml kwok.x-k8s.io_clusterexecs.yaml) crd missing=0
+  for crd in "${crds[@]}"; do [ -f "$out/crds/$crd" ] || missing=1; done
+  if [ ! -d "$out/stages" ] || [ "$missing" = 1 ]; then
     local mod
     mod=$(go mod download -json "sigs.k8s.io/kwok@v$KWOK_VERSION" \
       | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
@@ -106,11 +110,13 @@ build_kwok() {
       cp -r "$mod/kustomize/stage/node" "$mod/kustomize/stage/pod" "$out/stages.tmp/"
       chmod -R u+w "$out/stages.tmp" && mv "$out/stages.tmp" "$out/stages"
     fi
-    if [ ! -d "$out/crds" ]; then
-      mkdir -p "$out/crds.tmp"
-      cp "$mod/kustomize/crd/bases/kwok.x-k8s.io_logs.yaml" "$out/crds.tmp/"
-      chmod -R u+w "$out/crds.tmp" && mv "$out/crds.tmp" "$out/crds"
-    fi
+    mkdir -p "$out/crds"
+    for crd in "${crds[@]}"; do
+      [ -f "$out/crds/$crd" ] && continue
+      # Copied under a temporary name and renamed: a concurrent run never sees half a file.
+      cp "$mod/kustomize/crd/bases/$crd" "$out/crds/.$crd.tmp"
+      chmod u+w "$out/crds/.$crd.tmp" && mv "$out/crds/.$crd.tmp" "$out/crds/$crd"
+    done
   fi
 }
 

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { existsSync, rmSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
@@ -21,6 +21,7 @@ import { adminKubeconfig, createPki, type Pki } from './pki.ts';
 import { criLog, DEFAULT_LOG_LINES, defaultClusterLogs, simulatePodLogs, type PodRef } from './pod-logs.ts';
 import { freePort } from './ports.ts';
 import { startProcess, startSupervised, type ManagedProcess } from './process.ts';
+import { SandboxSimulator } from './sandbox-simulator.ts';
 import { StorageSimulator } from './storage-simulator.ts';
 import { GiveUp, waitFor } from './wait.ts';
 
@@ -46,6 +47,11 @@ export interface Cluster {
   readonly runDir: string;
   readonly binaries: Binaries;
   readonly storage: StorageSimulator;
+  /**
+   * Gives sandbox engines' pods a directory under `runDir` and runs their `pods/exec` commands
+   * there, on this host (see sandbox-simulator.ts); `sandboxes.ready(pod)` awaits a pod's.
+   */
+  readonly sandboxes: SandboxSimulator;
   /**
    * Makes the named containers of a pod log these lines in the pod log API (every other
    * container logs {@link DEFAULT_LOG_LINES}); `undefined` makes reading that container's log
@@ -107,8 +113,9 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   const logs = (lines = 40): string =>
     processes.map((p) => `----- ${p.name} (${p.logPath}) -----\n${p.tail(lines)}`).join('\n');
   let storage: StorageSimulator | undefined;
+  let sandboxes: SandboxSimulator | undefined;
   const stopAll = async (keepRunDir: boolean): Promise<void> => {
-    await storage?.stop();
+    await Promise.all([storage?.stop(), sandboxes?.stop()]);
     // The apiserver's clients first and together, then the apiserver (whose graceful shutdown
     // drains requests and watches), then etcd, which the apiserver needs until it is gone.
     const [etcd, apiserver, ...clients] = processes;
@@ -146,7 +153,15 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
         log(`storage simulator: ${String(error)}`);
       },
     });
-    await storage.start();
+    // Sandbox commands run as an unprivileged user, which must reach its folder in the run
+    // folder: everyone may traverse it, no one else may list it.
+    await chmod(runDir, 0o711);
+    sandboxes = new SandboxSimulator(kubeConfig, join(runDir, 'sandboxes'), {
+      onError: (error) => {
+        log(`sandbox simulator: ${String(error)}`);
+      },
+    });
+    await Promise.all([storage.start(), sandboxes.start()]);
     await Promise.all([
       waitForHealthz(controllerManager, logs),
       waitForHealthz(scheduler, logs),
@@ -162,6 +177,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
 
     const kubectl = join(binaries.kubernetes, 'kubectl');
     const readyStorage = storage;
+    const readySandboxes = sandboxes;
     return {
       kubeconfigPath,
       kubeConfig,
@@ -169,6 +185,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       runDir,
       binaries,
       storage: readyStorage,
+      sandboxes: readySandboxes,
       simulateLogs: (pod, containers) =>
         simulatePodLogs(kubeConfig, join(runDir, 'kwok', 'logs'), pod, containers),
       // A discovery cache per cluster: ports are recycled, and another cluster's cache under the same
@@ -368,7 +385,7 @@ async function startKwok(context: ComponentContext & { kubeConfig: KubeConfig })
   await mkdir(logsDir, { recursive: true });
   const defaultLog = join(logsDir, 'default.log');
   await writeFile(defaultLog, criLog(DEFAULT_LOG_LINES, new Date()));
-  await installLogsCrd(context);
+  await installKwokCrds(context);
   const stagesDir = join(context.binaries.kwok, 'stages');
   const stages = await Promise.all([
     ...KWOK_STAGES.map((file) => readFile(join(stagesDir, file), 'utf8')),
@@ -407,8 +424,10 @@ async function startKwok(context: ComponentContext & { kubeConfig: KubeConfig })
     `--node-port=${port}`,
     `--tls-cert-file=${context.pki.kwokCert}`,
     `--tls-private-key-file=${context.pki.kwokKey}`,
-    // Logs objects (one pod's simulated logs) come from the API, so tests can add them.
-    '--enable-crds=Logs',
+    // Logs objects (one pod's simulated logs) and Exec objects (where one pod's commands run,
+    // sandbox-simulator.ts) come from the API, so tests and simulators can add them. A kind
+    // listed here must not also be in --config.
+    `--enable-crds=${KWOK_CRDS.map((crd) => crd.kind).join(',')}`,
   ];
   // A new kwok takes the nodes over once the node Leases its predecessor held have expired
   // (kwok instances share nodes through them): within --node-lease-duration-seconds.
@@ -422,26 +441,36 @@ async function startKwok(context: ComponentContext & { kubeConfig: KubeConfig })
   return kwok;
 }
 
+/** kwok's CRDs that the cluster serves (shipped in its module, copied by build-binaries.sh). */
+const KWOK_CRDS = [
+  { kind: 'Logs', file: 'kwok.x-k8s.io_logs.yaml' },
+  { kind: 'Exec', file: 'kwok.x-k8s.io_execs.yaml' },
+  { kind: 'ClusterExec', file: 'kwok.x-k8s.io_clusterexecs.yaml' },
+] as const;
+
 /**
- * Installs kwok's Logs CRD (shipped in its module, copied by build-binaries.sh) and waits until
- * it is served: kwok watches Logs objects from its start, and a watch of a missing kind would
- * retry only after a backoff.
+ * Installs kwok's CRDs and waits until they are served: kwok watches their objects from its
+ * start, and a watch of a missing kind would retry only after a backoff.
  */
-async function installLogsCrd(context: ComponentContext & { kubeConfig: KubeConfig }): Promise<void> {
+async function installKwokCrds(context: ComponentContext & { kubeConfig: KubeConfig }): Promise<void> {
   const extensions = context.kubeConfig.makeApiClient(ApiextensionsV1Api);
-  const crd = load(
-    await readFile(join(context.binaries.kwok, 'crds', 'kwok.x-k8s.io_logs.yaml'), 'utf8'),
-  ) as V1CustomResourceDefinition;
-  await extensions.createCustomResourceDefinition({ body: crd });
-  await waitFor(
-    async () => {
-      const current = await extensions.readCustomResourceDefinition({ name: crd.metadata?.name ?? '' });
-      const established = current.status?.conditions?.some(
-        (c) => c.type === 'Established' && c.status === 'True',
+  await Promise.all(
+    KWOK_CRDS.map(async ({ kind, file }) => {
+      const crd = load(
+        await readFile(join(context.binaries.kwok, 'crds', file), 'utf8'),
+      ) as V1CustomResourceDefinition;
+      await extensions.createCustomResourceDefinition({ body: crd });
+      await waitFor(
+        async () => {
+          const current = await extensions.readCustomResourceDefinition({ name: crd.metadata?.name ?? '' });
+          const established = current.status?.conditions?.some(
+            (c) => c.type === 'Established' && c.status === 'True',
+          );
+          return established === true ? true : undefined;
+        },
+        { what: `the kwok ${kind} CRD to be established`, intervalMs: 20 },
       );
-      return established === true ? true : undefined;
-    },
-    { what: 'the kwok Logs CRD to be established', intervalMs: 20 },
+    }),
   );
 }
 

@@ -127,13 +127,13 @@ status, body = refused(
         name=created.name, remote_path="data.csv", local_path="/workspace/data.csv"
     )
 )
-check("H2O Drive answers FAILED_PRECONDITION, naming what is missing", status == 400 and "H2O Drive is not configured" in body.get("message", ""))
+check("H2O Drive is refused as a failed precondition, naming what is missing", status == 400 and "H2O Drive is not configured" in body.get("message", ""))
 status, body = refused(
     lambda: H2OSecureStoreClient(user).reveal_secret_to_file(
         name=created.name, secret_version="workspaces/w/secrets/s/versions/latest", path="/home/sandbox/.tok"
     )
 )
-check("H2O Secure Store answers FAILED_PRECONDITION", status == 400 and "Secure Store is not configured" in body.get("message", ""))
+check("H2O Secure Store is refused as a failed precondition", status == 400 and "Secure Store is not configured" in body.get("message", ""))
 
 image.enabled = False
 images.update_sandbox_engine_image(sandbox_engine_image=image)
@@ -153,7 +153,7 @@ check("wait returns the engine once terminated", stopped is not None and state(s
 status, body = refused(
     lambda: H2ODriveClient(user).download_file(name=created.name, remote_path="a", local_path="/workspace/a")
 )
-check("in-engine calls on a terminated engine are FAILED_PRECONDITION", status == 400 and "not running" in body.get("message", ""))
+check("in-engine calls on a terminated engine are refused as a failed precondition", status == 400 and "not running" in body.get("message", ""))
 status, _ = refused(lambda: engines.terminate_sandbox_engine(name=created.name))
 check("terminating it again is refused", status == 400)
 
