@@ -7,6 +7,8 @@
  *   reported on the engine resource (annotation `engine.h2o.ai/last-activity-time`, RFC 3339) by
  *   the engine itself — for Driverless AI: client requests, login and logout, experiment events,
  *   dataset and recipe uploads — and by the API when a user opens a notebook (`:access`).
+ * - A sandbox engine is busy while a process runs in it (annotation
+ *   `engine.h2o.ai/running-processes` above 0, kept by the API): busy is never idle.
  * - A limit of zero (or none) means no limit.
  * - Durations are whole seconds. Nothing stores them: the API computes them whenever an engine is
  *   read, and the operator looks at a running engine again exactly at its next deadline, so a
@@ -17,6 +19,8 @@ export interface DurationInput {
   /** Creation or resume time, whichever is later. */
   startedAt: Date;
   lastActivityAt?: Date;
+  /** Work is going on now (a sandbox's process runs): the engine is not idle. */
+  busy?: boolean;
   maxIdleMs?: number;
   maxRunningMs?: number;
 }
@@ -37,6 +41,7 @@ export const ACTIVE_STATES: readonly string[] = ['STATE_STARTING', 'STATE_CONNEC
 export interface EngineClock {
   startedAt: Date;
   lastActivityAt?: Date;
+  busy?: boolean;
 }
 
 /**
@@ -48,6 +53,8 @@ export function engineClock(engine: {
   created: unknown;
   resumed: unknown;
   lastActivity: unknown;
+  /** How many processes run in the engine (sandboxes), as the annotation holds it. */
+  runningProcesses?: unknown;
 }): EngineClock | undefined {
   if (typeof engine.state !== 'string' || !ACTIVE_STATES.includes(engine.state)) return undefined;
   const created = timeOf(engine.created);
@@ -55,7 +62,8 @@ export function engineClock(engine: {
   const startedAt = resumed !== undefined && (created === undefined || resumed > created) ? resumed : created;
   if (startedAt === undefined) return undefined;
   const lastActivityAt = timeOf(engine.lastActivity);
-  return lastActivityAt === undefined ? { startedAt } : { startedAt, lastActivityAt };
+  const busy = Number(engine.runningProcesses ?? 0) > 0 ? { busy: true } : {};
+  return lastActivityAt === undefined ? { startedAt, ...busy } : { startedAt, lastActivityAt, ...busy };
 }
 
 const whole = (ms: number): number => Math.max(0, Math.floor(ms / 1000) * 1000);
@@ -65,9 +73,9 @@ export function durations(input: DurationInput): DurationReport {
   const started = input.startedAt.getTime();
   const active = Math.max(started, input.lastActivityAt?.getTime() ?? started);
   const runningMs = Math.max(0, now - started);
-  const idleMs = Math.max(0, now - active);
+  const idleMs = input.busy === true ? 0 : Math.max(0, now - active);
   const limits: ['maxIdleDuration' | 'maxRunningDuration', number, number][] = [];
-  if (input.maxIdleMs) limits.push(['maxIdleDuration', input.maxIdleMs, idleMs]);
+  if (input.maxIdleMs && input.busy !== true) limits.push(['maxIdleDuration', input.maxIdleMs, idleMs]);
   if (input.maxRunningMs) limits.push(['maxRunningDuration', input.maxRunningMs, runningMs]);
   const exceeded = limits.find(([, limit, elapsed]) => elapsed >= limit)?.[0];
   const remaining = limits.map(([, limit, elapsed]) => limit - elapsed).filter((ms) => ms > 0);

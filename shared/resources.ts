@@ -95,6 +95,33 @@ export const ENGINE_OPERATOR_STATUS: Readonly<Record<string, Readonly<Record<str
  */
 export const LAST_ACTIVITY_ANNOTATION = `${GROUP}/last-activity-time`;
 export const DISK_USAGE_ANNOTATION = `${GROUP}/disk-usage`;
+/** How many processes run in a sandbox engine now, kept by the API: a busy sandbox is not idle. */
+export const RUNNING_PROCESSES_ANNOTATION = `${GROUP}/running-processes`;
+/** On a process or port: the id of the sandbox engine it belongs to. */
+export const SANDBOX_ENGINE_LABEL = `${GROUP}/sandbox-engine`;
+
+/**
+ * Status fields a process keeps beside the API message's: its output, so that replicas of the
+ * API that did not run it (or run after a restart) can serve it once it has ended.
+ */
+export const EXTRA_STATUS: Readonly<Record<string, Readonly<Record<string, unknown>>>> = {
+  Process: {
+    outputFrames: {
+      type: 'array',
+      description:
+        'The output of an ended process as it was read, chunk by chunk, up to 256 KiB (the latest kept).',
+      items: {
+        type: 'object',
+        properties: {
+          stream: { type: 'string', enum: ['OUTPUT_STREAM_STDOUT', 'OUTPUT_STREAM_STDERR'] },
+          data: { type: 'string', format: 'byte' },
+        },
+      },
+    },
+    outputTruncated: { type: 'boolean', description: 'Whether earlier output was left out of outputFrames.' },
+  },
+};
+
 /** Why the operator stopped an engine itself (a duration limit), until the engine runs again. */
 export const STOP_REASON_ANNOTATION = `${GROUP}/stop-reason`;
 

@@ -1,6 +1,6 @@
 import type { Api, Field, Message } from './descriptor.ts';
 import { FIELD_SCHEMAS } from '../../shared/rules.ts';
-import { ENGINE_INTENT, ENGINE_OPERATOR_STATUS } from '../../shared/resources.ts';
+import { ENGINE_INTENT, ENGINE_OPERATOR_STATUS, EXTRA_STATUS } from '../../shared/resources.ts';
 
 export { CATEGORY, GROUP, ID_LABEL, VERSION, WORKSPACE_LABEL } from '../../shared/resources.ts';
 import {
@@ -157,8 +157,12 @@ function withIntent(schema: Schema, kind: string): Schema {
 
 /** Engines' status also carries the operator's bookkeeping (ENGINE_OPERATOR_STATUS). */
 function withOperatorStatus(schema: Schema, kind: string): Schema {
-  if (ENGINE_INTENT[kind] === undefined) return schema;
-  const properties = { ...(schema['properties'] as Record<string, Schema>), ...ENGINE_OPERATOR_STATUS };
+  const extra = {
+    ...(ENGINE_INTENT[kind] === undefined ? {} : ENGINE_OPERATOR_STATUS),
+    ...EXTRA_STATUS[kind],
+  };
+  if (Object.keys(extra).length === 0) return schema;
+  const properties = { ...(schema['properties'] as Record<string, Schema>), ...extra };
   return { ...schema, properties };
 }
 

@@ -8,11 +8,16 @@ another user never sees it. Prints one line per step and exits non-zero on the f
 import inspect
 import json
 import sys
+import threading
+import time
 
 from compat_login import connection
 from h2o_engine_manager.clients.exception import CustomApiException
+from h2o_engine_manager.clients.sandbox.filesystem.client import FilesystemClient
 from h2o_engine_manager.clients.sandbox.h2o_drive.client import H2ODriveClient
 from h2o_engine_manager.clients.sandbox.h2o_secure_store.client import H2OSecureStoreClient
+from h2o_engine_manager.clients.sandbox.process.client import ProcessClient
+from h2o_engine_manager.clients.sandbox.process.ps import Process
 from h2o_engine_manager.clients.sandbox_engine.client import SandboxEngineClient
 from h2o_engine_manager.clients.sandbox_engine.engine import SandboxEngine
 from h2o_engine_manager.clients.sandbox_engine_image.client import SandboxEngineImageClient
@@ -121,6 +126,69 @@ check(
 check("another user sees none of it", SandboxEngineClient(other).list_all_sandbox_engines(parent=parent) == [])
 status, _ = refused(lambda: SandboxEngineClient(other).get_sandbox_engine(name=created.name))
 check("another user's get is NOT_FOUND, as for a missing engine", status == 404)
+
+SCRIPT = b"""import sys, time
+print("start", flush=True)
+print("warning", file=sys.stderr, flush=True)
+time.sleep(0.5)
+print("done", flush=True)
+sys.exit(3)
+"""
+files = FilesystemClient(user)
+written = files.write_file(name=created.name, path="/workspace/job/hello.py", content=SCRIPT, create_parent_directories=True)
+check("a user writes a Python script into the sandbox", written.file_info.size == len(SCRIPT))
+check("and reads it back byte for byte", files.read_file(name=created.name, path="/workspace/job/hello.py").content == SCRIPT)
+listed = files.list_directory(name=created.name, path="/workspace/job")
+check("the directory lists the file", [f.path for f in listed] == ["/workspace/job/hello.py"])
+check("stat reports its size", files.stat_file(name=created.name, path="/workspace/job/hello.py").size == len(SCRIPT))
+status, body = refused(lambda: files.read_file(name=created.name, path="/workspace/../../etc/passwd"))
+check("a path escaping the sandbox root is refused, naming the field", status == 400 and "path" in json.dumps(body))
+status, _ = refused(lambda: files.read_file(name=created.name, path="/workspace/missing.txt"))
+check("reading a missing file is NOT_FOUND", status == 404)
+status, _ = refused(lambda: FilesystemClient(other).read_file(name=created.name, path="/workspace/job/hello.py"))
+check("another user cannot read the sandbox's files", status == 404)
+
+processes = ProcessClient(user)
+pending = processes.create_process(
+    parent=created.name,
+    process=Process(command="python3", args=["hello.py"], working_directory="/workspace/job"),
+    process_id="hello",
+)
+check("a process is created pending", state(pending) == "STATE_PENDING")
+starter = threading.Timer(1.0, lambda: processes.start_process(name=pending.name))
+starter.start()
+chunks = list(processes.stream_output(name=pending.name))
+starter.join()
+ended = processes.get_process(name=pending.name)
+check("the stream, opened before the start, ends when the process does", state(ended) == "STATE_FAILED")
+check("the exit code is the script's", ended.exit_code == 3)
+if hasattr(processes, "read_output_frames"):
+    tagged = lambda tag: b"".join(c.data for c in chunks if str(c.stream).endswith(tag))
+    check("streamed stdout is tagged as such", tagged("STDOUT") == b"start\ndone\n")
+    check("streamed stderr is tagged as such", tagged("STDERR") == b"warning\n")
+    frames = processes.read_output_frames(name=pending.name)
+    check("output frames keep the streams apart", b"".join(f["data"] for f in frames if str(f["stream"]).endswith("STDERR")) == b"warning\n")
+else:
+    check("1.4 drains the stream to its end", chunks == [] or all(c for c in chunks))
+check("read_output combines both streams", sorted(processes.read_output(name=pending.name).splitlines()) == [b"done", b"start", b"warning"])
+check("read_output of stdout alone", processes.read_output(name=pending.name, output_stream="OUTPUT_STREAM_STDOUT") == b"start\ndone\n")
+
+sleeper = processes.create_process(
+    parent=created.name,
+    process=Process(command="python3", args=["-c", "import time; time.sleep(300)"]),
+    process_id="sleeper",
+    auto_run=True,
+)
+check("auto_run starts the process at once", state(sleeper) == "STATE_RUNNING")
+processes.send_signal(name=sleeper.name, signal=15)
+stopped_process = processes.wait_process(name=sleeper.name)
+check("a signal ends a long-running process, which failed", state(stopped_process) == "STATE_FAILED" and stopped_process.exit_code == 143)
+status, _ = refused(lambda: processes.send_signal(name=sleeper.name, signal=15))
+check("a signal to an ended process is refused", status == 400)
+failed, _ = processes.list_processes(parent=created.name, filter="state = STATE_FAILED")
+check("processes are listed by state", sorted(p.name.split("/")[-1] for p in failed) == ["hello", "sleeper"])
+status, _ = refused(lambda: ProcessClient(other).get_process(name=sleeper.name))
+check("another user cannot see the processes", status == 404)
 
 status, body = refused(
     lambda: H2ODriveClient(user).download_file(

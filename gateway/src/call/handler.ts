@@ -4,6 +4,21 @@ import type { Caller } from '../auth/authorizer.ts';
 export interface CallContext {
   /** The verified identity of whoever made the call. */
   caller: Caller;
+  /** Aborts when the caller goes away (a closed connection, a cancelled call). */
+  signal?: AbortSignal;
+}
+
+/**
+ * What the handler of a server-streaming RPC answers: its messages, each sent as it comes. REST
+ * sends them as newline-delimited `{"result": …}` envelopes in one chunked response; gRPC as
+ * stream messages. The stream ends when the iteration does.
+ */
+export class ServerStream {
+  readonly messages: AsyncIterable<object>;
+
+  constructor(messages: AsyncIterable<object>) {
+    this.messages = messages;
+  }
 }
 
 /** An RPC implementation: the request message in, the response message out. */

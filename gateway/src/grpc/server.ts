@@ -9,6 +9,7 @@ import {
   type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
 import { ApiError } from '../errors/api-error.ts';
+import { MAX_FILE_MESSAGE_BYTES } from '../sandbox/filesystem-service.ts';
 import { Code, codeName } from '../errors/code.ts';
 import { DAIEngineProfileServiceService } from '../gen/ai/h2o/engine/v1/dai_engine_profile_service.pb.ts';
 import { DAIEngineServiceService } from '../gen/ai/h2o/engine/v1/dai_engine_service.pb.ts';
@@ -36,7 +37,13 @@ import { log } from '../log.ts';
 import type { HealthImplementation } from 'grpc-health-check';
 import { addIntrospection } from './introspection.ts';
 import { statusDetailsBin } from './status-details.ts';
-import type { Authenticate, CallHeaders, Handlers } from '../call/handler.ts';
+import {
+  ServerStream,
+  type Authenticate,
+  type CallHeaders,
+  type Handler,
+  type Handlers,
+} from '../call/handler.ts';
 
 /** Every service of the API, as ts-proto generates their grpc-js definitions. */
 export const SERVICE_DEFINITIONS: readonly ServiceDefinition[] = [
@@ -94,14 +101,26 @@ function headersOf(metadata: Metadata): CallHeaders {
 }
 
 /**
- * A server-streaming RPC: handlers are unary, so none serves it yet; an authenticated caller
- * learns UNIMPLEMENTED, as REST answers (501).
+ * A server-streaming RPC: the handler answers a ServerStream, whose messages are written as they
+ * come; the call ends with the stream. The handler sees the call's cancellation as its signal.
  */
-function unimplementedStream(key: string, authenticate: Authenticate) {
-  return (call: ServerWritableStream<unknown, unknown>): void => {
+function streamingMethod(key: string, handler: Handler | undefined, authenticate: Authenticate) {
+  return (call: ServerWritableStream<Record<string, unknown>, unknown>): void => {
+    const cancelled = new AbortController();
+    call.on('cancelled', () => {
+      cancelled.abort();
+    });
     authenticate(headersOf(call.metadata))
-      .then(() => {
-        throw new ApiError(Code.UNIMPLEMENTED, `${key.split('.').pop() ?? key} is not implemented`);
+      .then(async (caller) => {
+        if (handler === undefined)
+          throw new ApiError(Code.UNIMPLEMENTED, `${key.split('.').pop() ?? key} is not implemented`);
+        const response = await handler(call.request, { caller, signal: cancelled.signal });
+        if (!(response instanceof ServerStream)) throw new TypeError(`${key} answered no stream`);
+        for await (const message of response.messages) {
+          if (cancelled.signal.aborted) break;
+          call.write(message);
+        }
+        call.end();
       })
       .catch((error: unknown) => {
         call.emit('error', toServiceError(error));
@@ -111,20 +130,24 @@ function unimplementedStream(key: string, authenticate: Authenticate) {
 
 /**
  * A grpc-js server whose every RPC calls the same handlers as the REST router. RPCs without a
- * handler, and server-streaming RPCs (no handler streams yet), answer UNIMPLEMENTED.
+ * handler answer UNIMPLEMENTED.
  */
 export function grpcServer(
   handlers: Handlers,
   authenticate: Authenticate,
 ): { server: Server; health: HealthImplementation } {
-  const server = new Server();
+  // Sandbox files travel whole in one message: room for the largest, beyond gRPC's default 4 MiB.
+  const server = new Server({
+    'grpc.max_receive_message_length': MAX_FILE_MESSAGE_BYTES,
+    'grpc.max_send_message_length': MAX_FILE_MESSAGE_BYTES,
+  });
   const responseTypes = new Map(ROUTES.map((r) => [`${r.service}.${r.rpc}`, r.responseType]));
   for (const definition of SERVICE_DEFINITIONS) {
     const implementation: UntypedServiceImplementation = {};
     for (const [method, attributes] of Object.entries(definition)) {
       const key = handlerKey(attributes.path);
       if (attributes.responseStream) {
-        implementation[method] = unimplementedStream(key, authenticate);
+        implementation[method] = streamingMethod(key, handlers[key], authenticate);
         continue;
       }
       implementation[method] = (

@@ -35,7 +35,8 @@ export function calendarDate(text: string | undefined): DateMessage | undefined 
   if (match === null) return undefined;
   const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
   const date = new Date(Date.UTC(year, month - 1, day));
-  const valid = date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+  const valid =
+    date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
   // Clients build a calendar date from the parts: an impossible one is left out, not sent.
   return valid ? { year, month, day } : undefined;
 }

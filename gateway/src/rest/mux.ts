@@ -1,17 +1,20 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import type { Caller } from '../auth/authorizer.ts';
-import type { Authenticate, CallHeaders, Handlers } from '../call/handler.ts';
+import { ServerStream, type Authenticate, type CallHeaders, type Handlers } from '../call/handler.ts';
 import { ApiError, unauthenticated } from '../errors/api-error.ts';
 import { Code } from '../errors/code.ts';
 import { ROUTES, type Route } from '../gen/routes.ts';
 import { toJson, type Json } from '../json/canonical.ts';
 import { log } from '../log.ts';
 import { bodyProblem } from './body.ts';
+import { MAX_FILE_MESSAGE_BYTES } from '../sandbox/filesystem-service.ts';
 import { buildRequest, jsonName } from './request.ts';
 import { matchPattern, parsePattern, splitPath, type PathPattern } from './pattern.ts';
 
 /** Largest accepted request body. */
 export const MAX_BODY_BYTES = 1024 * 1024;
+/** Sandbox file writes carry whole files: only that route reads bodies beyond MAX_BODY_BYTES. */
+const FILE_WRITE = /\/filesystem:writeFile$/;
 
 interface CompiledRoute {
   route: Route;
@@ -38,7 +41,11 @@ export function restRouter(handlers: Handlers, authenticate: Authenticate): Rout
     }, next);
   });
   // Clients send Content-Type: application/json even on POSTs without a body.
-  router.use(express.json({ limit: MAX_BODY_BYTES, strict: false, type: () => true }));
+  const json = express.json({ limit: MAX_BODY_BYTES, strict: false, type: () => true });
+  const fileJson = express.json({ limit: MAX_FILE_MESSAGE_BYTES, strict: false, type: () => true });
+  router.use((req, res, next) => {
+    (FILE_WRITE.test(req.path) ? fileJson : json)(req, res, next);
+  });
   router.use((req, res, next) => {
     const caller = callers.get(req);
     if (caller === undefined) throw unauthenticated();
@@ -92,9 +99,7 @@ async function serve({ routes, handlers, caller }: Mux, req: Request, res: Respo
     return;
   }
   const handler = handlers[`${found.route.service}.${found.route.rpc}`];
-  // Handlers are unary: a streaming RPC (StreamOutput) needs a chunked writer the mux lacks yet.
-  if (handler === undefined || found.route.serverStreaming === true)
-    throw new ApiError(Code.UNIMPLEMENTED, `${found.route.rpc} is not implemented`);
+  if (handler === undefined) throw new ApiError(Code.UNIMPLEMENTED, `${found.route.rpc} is not implemented`);
   const body = req.body as Json | undefined;
   const problem = bodyProblem(body, ['', '*'].includes(found.route.body) ? '' : jsonName(found.route.body));
   if (problem !== undefined) throw problem;
@@ -104,8 +109,34 @@ async function serve({ routes, handlers, caller }: Mux, req: Request, res: Respo
     query: url.searchParams,
     body: emptyAsUndefined(body),
   });
-  const response = await handler(request, { caller });
-  res.status(200).json(toJson(found.route.responseType, response));
+  const closed = new AbortController();
+  res.on('close', () => {
+    closed.abort();
+  });
+  const response = await handler(request, { caller, signal: closed.signal });
+  if (response instanceof ServerStream) await writeStream(res, found.route.responseType, response);
+  else res.status(200).json(toJson(found.route.responseType, response));
+}
+
+/**
+ * A server stream as grpc-gateway writes one: status 200, then one compact JSON envelope per
+ * line, each written (and so sent as its own chunk) as it comes, so that clients read output
+ * live. An error after the first byte can only travel as an `{"error": …}` envelope.
+ */
+async function writeStream(res: Response, type: string, stream: ServerStream): Promise<void> {
+  res.status(200).type('application/json');
+  res.flushHeaders();
+  try {
+    for await (const message of stream.messages) {
+      if (res.destroyed) break;
+      res.write(`${JSON.stringify({ result: toJson(type, message) })}\n`);
+    }
+  } catch (error: unknown) {
+    const api = ApiError.from(error);
+    if (api.isServerFault) log.error({ err: api.cause ?? api, code: api.code }, api.message);
+    if (!res.destroyed) res.write(`${JSON.stringify({ error: api.toStatus() })}\n`);
+  }
+  res.end();
 }
 
 /** The methods a path answers, for `Allow`: HEAD wherever GET is, and OPTIONS everywhere. */
@@ -140,12 +171,14 @@ function emptyAsUndefined(body: Json | undefined): Json | undefined {
 /** Malformed or oversized bodies, as reported by express.json, as client errors. */
 function bodyParserError(error: unknown): ApiError | undefined {
   const type = typeof error === 'object' && error !== null && 'type' in error ? error.type : undefined;
+  const limit =
+    typeof error === 'object' && error !== null && 'limit' in error ? Number(error.limit) : MAX_BODY_BYTES;
   if (type === 'entity.parse.failed')
     return new ApiError(Code.INVALID_ARGUMENT, 'The request body is not valid JSON', {
       reason: 'INVALID_JSON',
     });
   if (type === 'entity.too.large') {
-    return new ApiError(Code.INVALID_ARGUMENT, `The request body is larger than ${MAX_BODY_BYTES} bytes`, {
+    return new ApiError(Code.INVALID_ARGUMENT, `The request body is larger than ${limit} bytes`, {
       reason: 'BODY_TOO_LARGE',
     });
   }

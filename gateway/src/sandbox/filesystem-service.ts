@@ -41,6 +41,11 @@ import type { ResolveSandbox, SandboxTarget } from './target.ts';
  * carry it: about 43 MiB of base64 in a REST body, and more than gRPC's default 4 MiB message.
  */
 export const MAX_FILE_BYTES = 32 * 1024 * 1024;
+/**
+ * The largest message of a file read or write: such a file in base64, with room for the other
+ * fields. The REST body of a write and gRPC messages are allowed this much.
+ */
+export const MAX_FILE_MESSAGE_BYTES = Math.ceil(MAX_FILE_BYTES / 3) * 4 + 64 * 1024;
 /** How long one filesystem command may take before the call fails with DEADLINE_EXCEEDED. */
 export const FILESYSTEM_TIMEOUT_MS = 120_000;
 /** How much of a command's stderr is kept to explain a failure. */

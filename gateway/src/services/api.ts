@@ -15,6 +15,9 @@ import { engineService } from './generic-engine-service.ts';
 import { retryingAllOnConflict } from './retry.ts';
 import type { LicenseSource } from '../license/license-source.ts';
 import { daiLicenseService } from './dai-license-service.ts';
+import { filesystemService } from '../sandbox/filesystem-service.ts';
+import { PodExec } from '../sandbox/pod-exec.ts';
+import { processService } from '../sandbox/process-service.ts';
 import { h2oDriveService, h2oSecureStoreService } from './external-stores.ts';
 import { SandboxEngines, sandboxEngineService } from './sandbox-engine-service.ts';
 import { sandboxEngineTemplateService } from './sandbox-engine-template-service.ts';
@@ -24,11 +27,14 @@ import { daiEngineVersionService, h2oEngineVersionService } from './version-serv
 export interface ApiDeps extends EngineServiceDeps {
   /** The Driverless AI license of the installation; none when unset. */
   daiLicense?: LicenseSource;
+  /** Runs commands in sandbox pods; by default through the store's cluster. */
+  podExec?: PodExec;
 }
 
 /** Every RPC of the API. */
 export function apiHandlers(deps: ApiDeps): Handlers {
   const sandboxes = new SandboxEngines(deps);
+  const exec = deps.podExec ?? new PodExec(deps.store.kubeConfig);
   return {
     ...retryingAllOnConflict(daiEngineService(deps)),
     ...retryingAllOnConflict(h2oEngineService(deps)),
@@ -43,6 +49,8 @@ export function apiHandlers(deps: ApiDeps): Handlers {
     ...imageService(deps, 'SandboxEngineImage'),
     ...sandboxEngineTemplateService(deps),
     ...retryingAllOnConflict(sandboxEngineService(deps)),
+    ...filesystemService({ exec, resolve: sandboxes.resolver('ACCESS_FILES') }),
+    ...processService({ sandboxes, exec, store: deps.store, ...(deps.now ? { now: deps.now } : {}) }),
     ...h2oDriveService(sandboxes.resolver('TRANSFER_DRIVE_FILES')),
     ...h2oSecureStoreService(sandboxes.resolver('REVEAL_SECRETS')),
     ...daiLicenseService(deps.daiLicense),

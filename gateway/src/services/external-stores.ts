@@ -15,13 +15,21 @@ export interface DriveBackend {
   /** The bytes of `remotePath` in the Drive `workspace`. */
   download(request: { workspace: string; remotePath: string; subject: string }): Promise<Uint8Array>;
   /** Stores `data` at `remotePath`, replacing what was there. */
-  upload(request: { workspace: string; remotePath: string; subject: string; data: Uint8Array }): Promise<void>;
+  upload(request: {
+    workspace: string;
+    remotePath: string;
+    subject: string;
+    data: Uint8Array;
+  }): Promise<void>;
 }
 
 /** An H2O Secure Store deployment, reached with the caller's identity. */
 export interface SecureStoreBackend {
   /** The value of a secret version (`…/versions/latest` resolved), if the caller may reveal it. */
-  reveal(request: { secretVersion: string; subject: string }): Promise<{ secretVersion: string; value: Uint8Array }>;
+  reveal(request: {
+    secretVersion: string;
+    subject: string;
+  }): Promise<{ secretVersion: string; value: Uint8Array }>;
 }
 
 function notConfigured(service: string): ApiError {

@@ -29,7 +29,7 @@ import { annotationProblem, checkDisplayName, resourceIdProblem } from '../valid
 import { SANDBOX_CONTAINER, sandboxPodName } from '../../../shared/workloads.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { Code } from '../errors/code.ts';
-import type { ResolveSandbox } from '../sandbox/target.ts';
+import type { ResolveSandbox, SandboxTarget } from '../sandbox/target.ts';
 import { objectName } from '../store/names.ts';
 import { resolveReference } from './references.ts';
 import { parentWorkspace, wireNames, workspaceOf, type ServiceDeps } from './resource-service.ts';
@@ -100,25 +100,37 @@ export class SandboxEngines {
   }
 
   /**
-   * How in-engine calls (processes, files, ports, metrics…) reach a sandbox: with the service's
-   * own permission `action` on the workspace, only on an engine the caller reaches, and only
-   * while it runs.
+   * A sandbox as an in-engine call reaches it: with the service's own permission `action` on the
+   * workspace, only an engine the caller reaches (else NOT_FOUND), and, when the call acts in the
+   * engine, only while it runs (else FAILED_PRECONDITION). Says where its code runs.
    */
-  resolver(action: string): ResolveSandbox {
-    return async (name, context) => {
-      const workspace = this.workspaceOf(name);
-      await this.authorize(context, action, workspace);
-      const { engine } = await this.reach(name, context);
-      const state = sandboxStateName(engine);
-      if (state !== 'STATE_RUNNING')
-        throw new ApiError(
-          Code.FAILED_PRECONDITION,
-          `The sandbox engine "${name}" is not running (it is ${state}); in-engine calls need a running engine`,
-          { reason: 'ENGINE_NOT_RUNNING' },
-        );
-      const object = objectName(workspace, name.slice(name.lastIndexOf('/') + 1)) ?? '';
-      return { namespace: this.deps.store.namespace, pod: sandboxPodName(object), container: SANDBOX_CONTAINER };
+  async inEngine(
+    name: string,
+    context: CallContext,
+    { action, running }: { action: string; running: boolean },
+  ): Promise<{ engine: SandboxEngine; objectName: string; target: SandboxTarget }> {
+    const workspace = this.workspaceOf(name);
+    await this.authorize(context, action, workspace);
+    const { engine } = await this.reach(name, context);
+    const state = sandboxStateName(engine);
+    if (running && state !== 'STATE_RUNNING')
+      throw new ApiError(
+        Code.FAILED_PRECONDITION,
+        `The sandbox engine "${name}" is not running (it is ${state}); in-engine calls need a running engine`,
+        { reason: 'ENGINE_NOT_RUNNING' },
+      );
+    const object = objectName(workspace, name.slice(name.lastIndexOf('/') + 1)) ?? '';
+    const target = {
+      namespace: this.deps.store.namespace,
+      pod: sandboxPodName(object),
+      container: SANDBOX_CONTAINER,
     };
+    return { engine, objectName: object, target };
+  }
+
+  /** {@link inEngine} for calls that act in a running engine, as the in-engine services take it. */
+  resolver(action: string): ResolveSandbox {
+    return async (name, context) => (await this.inEngine(name, context, { action, running: true })).target;
   }
 
   async visible(workspace: string, context: CallContext): Promise<SandboxEngine[]> {

@@ -4,6 +4,7 @@ import {
   FROM_METADATA,
   ID_LABEL,
   LAST_ACTIVITY_ANNOTATION,
+  RUNNING_PROCESSES_ANNOTATION,
   WORKSPACE_LABEL,
   type ResourceKind,
 } from '../../../shared/resources.ts';
@@ -134,6 +135,7 @@ export function fromCustomResource(kind: ResourceKind, resource: CustomResource)
     created: json['createTime'],
     resumed: json['resumeTime'],
     lastActivity: resource.metadata.annotations?.[LAST_ACTIVITY_ANNOTATION],
+    runningProcesses: resource.metadata.annotations?.[RUNNING_PROCESSES_ANNOTATION],
   });
   return withLiveDurations(message, clock);
 }

@@ -327,7 +327,12 @@ function enginePolicy(
         { _from: [{ podSelector: own }] },
         // Kinds without a fixed port (sandboxes) open the ports their users expose.
         ...(peers.length > 0
-          ? [{ _from: peers, ...(kind.port === undefined ? {} : { ports: [{ port: kind.port, protocol: 'TCP' }] }) }]
+          ? [
+              {
+                _from: peers,
+                ...(kind.port === undefined ? {} : { ports: [{ port: kind.port, protocol: 'TCP' }] }),
+              },
+            ]
           : []),
       ],
     },

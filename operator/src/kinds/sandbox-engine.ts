@@ -36,7 +36,8 @@ export function sandboxResources(info: Record<string, unknown>): V1ResourceRequi
   const requests: Record<string, string> = {};
   const limits: Record<string, string> = {};
   const memoryLimit = text(info['memoryBytesLimit']);
-  const memoryRequest = amount(info['memoryBytesRequest']) > 0 ? text(info['memoryBytesRequest']) : memoryLimit;
+  const memoryRequest =
+    amount(info['memoryBytesRequest']) > 0 ? text(info['memoryBytesRequest']) : memoryLimit;
   if (memoryLimit !== '' && memoryLimit !== '0') limits['memory'] = memoryLimit;
   if (memoryRequest !== '' && memoryRequest !== '0') requests['memory'] = memoryRequest;
   const cpuLimit = amount(info['milliCpuLimit']);
@@ -116,7 +117,10 @@ export function sandboxPendingStatus(state: string, pods: readonly V1Pod[]): Rec
     return { pendingReason: reason, pendingMessage: message };
   }
   if (STOPPING.includes(state))
-    return { pendingReason: 'PENDING_REASON_DELETING_RESOURCES', pendingMessage: 'The engine pod is being stopped' };
+    return {
+      pendingReason: 'PENDING_REASON_DELETING_RESOURCES',
+      pendingMessage: 'The engine pod is being stopped',
+    };
   return { pendingReason: 'PENDING_REASON_UNSPECIFIED', pendingMessage: '' };
 }
 

@@ -8,6 +8,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import {
   DISK_USAGE_ANNOTATION,
   LAST_ACTIVITY_ANNOTATION,
+  RUNNING_PROCESSES_ANNOTATION,
   STOP_REASON_ANNOTATION,
 } from '../../../shared/resources.ts';
 import type { EngineKind, EngineResource, Settings } from '../kinds/kind.ts';
@@ -77,6 +78,7 @@ function timing(input: StatusInput, state: string): Timing {
     created: engine.metadata.creationTimestamp ?? input.now,
     resumed: engine.status?.['resumeTime'],
     lastActivity: engine.metadata.annotations?.[LAST_ACTIVITY_ANNOTATION],
+    runningProcesses: engine.metadata.annotations?.[RUNNING_PROCESSES_ANNOTATION],
   });
   if (clock === undefined) return { fields: NO_DURATIONS };
   const sizing = sizingOf(input.kind, engine);
