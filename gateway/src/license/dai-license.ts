@@ -41,27 +41,26 @@ export function calendarDate(text: string | undefined): DateMessage | undefined 
   return valid ? { year, month, day } : undefined;
 }
 
-function int32(text: string | undefined): number {
-  const value = Number(text ?? '');
+function int32(text: string): number {
+  const value = Number(text);
   return Number.isInteger(value) && Math.abs(value) <= 2 ** 31 - 1 ? value : 0;
 }
 
 /** The metadata of a license file's text. */
 export function licenseMetadata(raw: string): DAILicenseMetadata {
   const f = fieldsOf(licenseText(raw));
-  const creationDate = calendarDate(f['creation_date'] ?? f['created']);
-  const expirationDate = calendarDate(f['expiration_date'] ?? f['expires']);
+  const text = (...keys: string[]): string => keys.map((k) => f[k]).find((v) => v !== undefined) ?? '';
   return {
-    licenseVersion: f['license_version'] ?? '',
-    serialNumber: int32(f['serial_number']),
-    licenseeOrganization: f['licensee_organization'] ?? '',
-    licenseeEmail: f['licensee_email'] ?? '',
-    licenseeUserId: f['licensee_user_id'] ?? '',
-    isH2oInternalUse: (f['is_h2o_internal_use'] ?? '').toLowerCase() === 'true',
-    createdByEmail: f['created_by_email'] ?? '',
-    creationDate,
-    product: f['product'] ?? '',
-    licenseType: f['license_type'] ?? '',
-    expirationDate,
+    licenseVersion: text('license_version'),
+    serialNumber: int32(text('serial_number')),
+    licenseeOrganization: text('licensee_organization'),
+    licenseeEmail: text('licensee_email'),
+    licenseeUserId: text('licensee_user_id'),
+    isH2oInternalUse: text('is_h2o_internal_use').toLowerCase() === 'true',
+    createdByEmail: text('created_by_email'),
+    creationDate: calendarDate(text('creation_date', 'created')),
+    product: text('product'),
+    licenseType: text('license_type'),
+    expirationDate: calendarDate(text('expiration_date', 'expires')),
   };
 }

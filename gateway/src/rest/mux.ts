@@ -168,17 +168,22 @@ function emptyAsUndefined(body: Json | undefined): Json | undefined {
     : body;
 }
 
+/** The body limit body-parser applied (file writes have their own). */
+function limitOf(error: unknown): number {
+  return typeof error === 'object' && error !== null && 'limit' in error
+    ? Number(error.limit)
+    : MAX_BODY_BYTES;
+}
+
 /** Malformed or oversized bodies, as reported by express.json, as client errors. */
 function bodyParserError(error: unknown): ApiError | undefined {
   const type = typeof error === 'object' && error !== null && 'type' in error ? error.type : undefined;
-  const limit =
-    typeof error === 'object' && error !== null && 'limit' in error ? Number(error.limit) : MAX_BODY_BYTES;
   if (type === 'entity.parse.failed')
     return new ApiError(Code.INVALID_ARGUMENT, 'The request body is not valid JSON', {
       reason: 'INVALID_JSON',
     });
   if (type === 'entity.too.large') {
-    return new ApiError(Code.INVALID_ARGUMENT, `The request body is larger than ${limit} bytes`, {
+    return new ApiError(Code.INVALID_ARGUMENT, `The request body is larger than ${limitOf(error)} bytes`, {
       reason: 'BODY_TOO_LARGE',
     });
   }

@@ -110,8 +110,12 @@ export class ProcessRunner {
     let exitCode: number | undefined;
     try {
       exitCode = await this.exec.run(target, startArgv(id, process), {
-        onStdout: (chunk) => output.append(OutputStream.OUTPUT_STREAM_STDOUT, chunk),
-        onStderr: (chunk) => output.append(OutputStream.OUTPUT_STREAM_STDERR, chunk),
+        onStdout: (chunk) => {
+          output.append(OutputStream.OUTPUT_STREAM_STDOUT, chunk);
+        },
+        onStderr: (chunk) => {
+          output.append(OutputStream.OUTPUT_STREAM_STDERR, chunk);
+        },
       });
     } catch (error: unknown) {
       // The process could not be run or its end was not reported (the pod went away): it failed,

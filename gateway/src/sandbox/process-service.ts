@@ -195,20 +195,23 @@ function createHandler(processes: Processes): Handler {
   };
 }
 
+/** The state a list filter asks for (`state = STATE_RUNNING`), or none for an empty filter. */
+export function stateFilter(filter: string): string | undefined {
+  if (filter.trim() === '') return undefined;
+  const wanted = FILTER.exec(filter)?.[1];
+  if (wanted === undefined || !(wanted in Process_State) || wanted === 'STATE_UNSPECIFIED')
+    throw invalidArgument('filter', `"${filter}" is not a filter such as "state = STATE_RUNNING"`);
+  return wanted;
+}
+
 function listHandler(processes: Processes): Handler {
   return async (request, context) => {
     const parent = request['parent'] as string;
     const filter = (request['filter'] as string | undefined) ?? '';
     await processes.engine(parent, context, false);
-    const wanted = filter.trim() === '' ? undefined : FILTER.exec(filter)?.[1];
-    if (
-      filter.trim() !== '' &&
-      (wanted === undefined || !(wanted in Process_State) || wanted === 'STATE_UNSPECIFIED')
-    )
-      throw invalidArgument('filter', `"${filter}" is not a filter such as "state = STATE_RUNNING"`);
-    const parts = processes.store;
+    const wanted = stateFilter(filter);
     const [, workspace = '', , engineId = ''] = parent.split('/');
-    const all = await parts.list(workspace, engineId);
+    const all = await processes.store.list(workspace, engineId);
     const matching = wanted === undefined ? all : all.filter((p) => stateName(p.state) === wanted);
     const { items, nextPageToken } = page(
       matching,
@@ -272,8 +275,8 @@ async function* streamed(
     }
     const stored = await processes.store.get(name);
     if (isTerminal(stored.process)) {
-      if (!skipReplay)
-        for (const chunk of stored.output.frames) yield { stream: chunk.stream, data: chunk.data };
+      const replayed = skipReplay ? [] : stored.output.frames;
+      for (const chunk of replayed) yield { stream: chunk.stream, data: chunk.data };
       return;
     }
     if (signal?.aborted === true) return;

@@ -22,21 +22,28 @@ function durationViolations(field: string, value: Duration | undefined, required
   return durationNanos(value) < 0n ? [{ field, description: 'must not be negative' }] : [];
 }
 
-/** Requests must not exceed limits; a limit of 0 (CPU) means none. */
-function resourceViolations(t: SandboxEngineTemplate, prefix: string): FieldViolation[] {
-  const violations: FieldViolation[] = [];
-  const add = (field: string, description: string): number =>
-    violations.push({ field: `${prefix}.${field}`, description });
+type Add = (field: string, description: string) => void;
+
+function memoryViolations(t: SandboxEngineTemplate, add: Add): void {
   if (BigInt(t.memoryBytesLimit) <= 0n) add('memory_bytes_limit', 'is required and must be more than 0');
   if (BigInt(t.memoryBytesRequest) < 0n) add('memory_bytes_request', 'must not be negative');
   else if (BigInt(t.memoryBytesRequest) > BigInt(t.memoryBytesLimit))
     add('memory_bytes_request', `must be at most memory_bytes_limit ${t.memoryBytesLimit}`);
+  if (BigInt(t.storageBytes) < 0n) add('storage_bytes', 'must not be negative');
+}
+
+/** Requests must not exceed limits; a limit of 0 (CPU) means none. */
+function resourceViolations(t: SandboxEngineTemplate, prefix: string): FieldViolation[] {
+  const violations: FieldViolation[] = [];
+  const add: Add = (field, description) => {
+    violations.push({ field: `${prefix}.${field}`, description });
+  };
+  memoryViolations(t, add);
   if (t.milliCpuLimit < 0) add('milli_cpu_limit', 'must not be negative');
   if (t.milliCpuRequest < 0) add('milli_cpu_request', 'must not be negative');
   else if (t.milliCpuLimit > 0 && t.milliCpuRequest > t.milliCpuLimit)
     add('milli_cpu_request', `must be at most milli_cpu_limit ${t.milliCpuLimit}`);
   if (t.gpu < 0) add('gpu', 'must not be negative');
-  if (BigInt(t.storageBytes) < 0n) add('storage_bytes', 'must not be negative');
   const gpuResource = t.gpuResource === '' ? undefined : extendedResourceProblem(t.gpuResource);
   if (gpuResource) add('gpu_resource', gpuResource);
   return violations;

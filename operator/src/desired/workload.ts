@@ -19,6 +19,7 @@ import type {
   V1PodTemplateSpec,
   V1Service,
   V1StatefulSet,
+  V1Volume,
   V1VolumeMount,
 } from '@kubernetes/client-node';
 import { workloadName as sharedWorkloadName } from '../../../shared/workloads.ts';
@@ -168,7 +169,7 @@ function serving(kind: EngineKind, engine: EngineResource, settings: Settings): 
           readinessProbe: { tcpSocket: { port: kind.port }, periodSeconds: 5, failureThreshold: 3 },
         }),
     // No process of the engine gains privileges beyond its user's (setuid binaries included).
-    securityContext: { allowPrivilegeEscalation: false, ...isolation?.securityContext },
+    securityContext: Object.assign({ allowPrivilegeEscalation: false }, isolation?.securityContext),
   };
 }
 
@@ -199,20 +200,39 @@ function filesDigest(configMap: V1ConfigMap | undefined): Record<string, string>
   return { [FILES_DIGEST_ANNOTATION]: digest };
 }
 
+function filesVolume(configMap: V1ConfigMap | undefined): V1Volume[] {
+  const name = configMap?.metadata?.name;
+  return name ? [{ name: FILES_VOLUME, configMap: { name } }] : [];
+}
+
+/** The pod's account, pull secrets, runtime class and volumes, where it has them. */
+function podExtras(
+  kind: EngineKind,
+  engine: EngineResource,
+  settings: Settings,
+  configMap: V1ConfigMap | undefined,
+): Partial<NonNullable<V1PodTemplateSpec['spec']>> {
+  const secrets = versionInfo(kind, engine).imagePullSecrets ?? [];
+  const isolation = kind.isolation?.(engine, settings);
+  const volumes = [...filesVolume(configMap), ...(isolation?.volumes ?? [])];
+  const extras: Partial<NonNullable<V1PodTemplateSpec['spec']>> = {
+    serviceAccountName: settings.engineServiceAccount,
+    imagePullSecrets: secrets.map((name) => ({ name })),
+    runtimeClassName: isolation?.runtimeClassName,
+    volumes,
+  };
+  // Only what is set: an empty list or an unset name stays out of the applied object.
+  return Object.fromEntries(
+    Object.entries(extras).filter(([, v]) => v !== undefined && !(Array.isArray(v) && v.length === 0)),
+  );
+}
+
 function podTemplate(
   kind: EngineKind,
   engine: EngineResource,
   settings: Settings,
   configMap?: V1ConfigMap,
 ): V1PodTemplateSpec {
-  const secrets = versionInfo(kind, engine).imagePullSecrets ?? [];
-  const configName = configMap?.metadata?.name;
-  const serviceAccount = settings.engineServiceAccount;
-  const isolation = kind.isolation?.(engine, settings);
-  const volumes = [
-    ...(configName ? [{ name: FILES_VOLUME, configMap: { name: configName } }] : []),
-    ...(isolation?.volumes ?? []),
-  ];
   const sizing = sizingOf(kind, engine);
   const base: V1PodTemplateSpec = {
     metadata: {
@@ -222,13 +242,10 @@ function podTemplate(
     spec: {
       // Users run their own code in engines: no Kubernetes API token in the pod, and an account
       // with no permissions. A profile's pod template may still ask for either.
-      ...(serviceAccount ? { serviceAccountName: serviceAccount } : {}),
       automountServiceAccountToken: false,
       securityContext: { seccompProfile: { type: 'RuntimeDefault' } },
-      ...(secrets.length > 0 ? { imagePullSecrets: secrets.map((name) => ({ name })) } : {}),
-      ...(isolation?.runtimeClassName ? { runtimeClassName: isolation.runtimeClassName } : {}),
+      ...podExtras(kind, engine, settings, configMap),
       containers: [container(kind, engine, { files: configMap !== undefined, settings })],
-      ...(volumes.length > 0 ? { volumes } : {}),
     },
   };
   return customisePodTemplate(base, {
@@ -254,6 +271,10 @@ function claimTemplate(kind: EngineKind, engine: EngineResource): V1PersistentVo
       resources: { requests: { storage: specText(engine, 'storageBytes') ?? String(1024 ** 3) } },
     },
   };
+}
+
+function servicePorts(kind: EngineKind): NonNullable<V1Service['spec']>['ports'] {
+  return kind.port === undefined ? [] : [{ name: 'http', port: kind.port, targetPort: kind.port }];
 }
 
 /**
@@ -290,7 +311,7 @@ export function desiredObjects(kind: EngineKind, engine: EngineResource, setting
       // Headless: H2O nodes find each other by their pods' DNS names.
       clusterIP: 'None',
       selector: { [ENGINE_UID_LABEL]: engine.metadata.uid ?? '' },
-      ports: kind.port === undefined ? [] : [{ name: 'http', port: kind.port, targetPort: kind.port }],
+      ports: servicePorts(kind),
       publishNotReadyAddresses: true,
     },
   };

@@ -6,7 +6,7 @@
  * volumes, and runs under the installation's hard-isolation runtime when one is configured.
  * Terminate is final; the kind has no port and is ready once its container runs.
  */
-import type { V1ContainerStatus, V1Pod, V1ResourceRequirements } from '@kubernetes/client-node';
+import type { V1ContainerStatus, V1Pod, V1PodStatus, V1ResourceRequirements } from '@kubernetes/client-node';
 import { RESOURCE_KINDS } from '../../../shared/resources.ts';
 import { SANDBOX_CONTAINER, SANDBOX_PREFIX } from '../../../shared/workloads.ts';
 import { statusObject, type EngineKind, type EngineResource, type Isolation } from './kind.ts';
@@ -38,19 +38,27 @@ export function sandboxResources(info: Record<string, unknown>): V1ResourceRequi
   const memoryLimit = text(info['memoryBytesLimit']);
   const memoryRequest =
     amount(info['memoryBytesRequest']) > 0 ? text(info['memoryBytesRequest']) : memoryLimit;
-  if (memoryLimit !== '' && memoryLimit !== '0') limits['memory'] = memoryLimit;
-  if (memoryRequest !== '' && memoryRequest !== '0') requests['memory'] = memoryRequest;
+  if (amount(memoryLimit) > 0) limits['memory'] = memoryLimit;
+  if (amount(memoryRequest) > 0) requests['memory'] = memoryRequest;
   const cpuLimit = amount(info['milliCpuLimit']);
   const cpuRequest = amount(info['milliCpuRequest']) || cpuLimit;
   if (cpuLimit > 0) limits['cpu'] = `${cpuLimit}m`;
   if (cpuRequest > 0) requests['cpu'] = `${cpuRequest}m`;
+  return withGpu({ requests, limits }, info);
+}
+
+/** GPUs are requested as much as they are limited, under the template's resource name. */
+function withGpu(
+  resources: { requests: Record<string, string>; limits: Record<string, string> },
+  info: Record<string, unknown>,
+): V1ResourceRequirements {
   const gpu = amount(info['gpu']);
-  if (gpu > 0) {
-    const resource = text(info['gpuResource']) || 'nvidia.com/gpu';
-    requests[resource] = String(gpu);
-    limits[resource] = String(gpu);
-  }
-  return { requests, limits };
+  if (gpu <= 0) return resources;
+  const resource = text(info['gpuResource']) || 'nvidia.com/gpu';
+  return {
+    requests: { ...resources.requests, [resource]: String(gpu) },
+    limits: { ...resources.limits, [resource]: String(gpu) },
+  };
 }
 
 /** Non-root, read-only root, no capabilities; writable scratch volumes, the workspace sized by the template. */
@@ -82,30 +90,33 @@ function isolation(engine: EngineResource, runtimeClassName: string | undefined)
 type Pending = [reason: string, message: string];
 
 const PULLING = ['ErrImagePull', 'ImagePullBackOff', 'Pulling'];
-const CREATING = ['ContainerCreating', 'PodInitializing'];
 
 function containerPending(status: V1ContainerStatus | undefined): Pending | undefined {
   const waiting = status?.state?.waiting;
   if (waiting === undefined) return undefined;
-  const message = waiting.message ?? waiting.reason ?? '';
-  if (PULLING.includes(waiting.reason ?? ''))
+  const reason = waiting.reason ?? '';
+  const message = waiting.message ?? reason;
+  if (PULLING.includes(reason))
     return ['PENDING_REASON_PULLING_IMAGE', message || 'The image is being pulled'];
-  if (CREATING.includes(waiting.reason ?? ''))
-    return ['PENDING_REASON_CONTAINER_CREATING', message || 'The container is being created'];
-  return ['PENDING_REASON_CONTAINER_CREATING', message];
+  return ['PENDING_REASON_CONTAINER_CREATING', message || 'The container is being created'];
+}
+
+/** Why an unscheduled pod waits, when it is not scheduled yet. */
+function schedulingPending(status: V1PodStatus): Pending | undefined {
+  const scheduled = (status.conditions ?? []).find((c) => c.type === 'PodScheduled');
+  if (scheduled?.status === 'True') return undefined;
+  return ['PENDING_REASON_SCHEDULING', scheduled?.message || 'The pod waits for a node'];
 }
 
 /** Why a starting sandbox is not running yet, read from its pod as Kubernetes reports it. */
 export function pendingOf(pod: V1Pod | undefined): Pending {
   if (pod === undefined) return ['PENDING_REASON_CREATING_RESOURCES', 'The engine pod is being created'];
-  const scheduled = pod.status?.conditions?.find((c) => c.type === 'PodScheduled');
-  if (scheduled?.status !== 'True')
-    return ['PENDING_REASON_SCHEDULING', scheduled?.message ?? 'The pod waits for a node'];
-  const waiting = containerPending(pod.status?.containerStatuses?.[0]);
+  const status = pod.status ?? {};
+  const waiting = schedulingPending(status) ?? containerPending(status.containerStatuses?.[0]);
   if (waiting) return waiting;
-  if (pod.status?.phase !== 'Running')
-    return ['PENDING_REASON_CONTAINER_CREATING', 'The container is being created'];
-  return ['PENDING_REASON_WAITING_READINESS', 'The container runs and is not ready yet'];
+  return status.phase === 'Running'
+    ? ['PENDING_REASON_WAITING_READINESS', 'The container runs and is not ready yet']
+    : ['PENDING_REASON_CONTAINER_CREATING', 'The container is being created'];
 }
 
 const STOPPING = ['STATE_TERMINATING', 'STATE_DELETING'];

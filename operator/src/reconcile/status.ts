@@ -71,15 +71,21 @@ interface Timing {
 const NO_DURATIONS = { currentIdleDuration: null, currentRunningDuration: null };
 
 /** Whether a duration limit asks to stop the engine now, and when the next one falls due. */
-function timing(input: StatusInput, state: string): Timing {
+function clockOf(input: StatusInput, state: string): ReturnType<typeof engineClock> {
   const { engine } = input;
-  const clock = engineClock({
+  const annotations = engine.metadata.annotations ?? {};
+  return engineClock({
     state,
     created: engine.metadata.creationTimestamp ?? input.now,
     resumed: engine.status?.['resumeTime'],
-    lastActivity: engine.metadata.annotations?.[LAST_ACTIVITY_ANNOTATION],
-    runningProcesses: engine.metadata.annotations?.[RUNNING_PROCESSES_ANNOTATION],
+    lastActivity: annotations[LAST_ACTIVITY_ANNOTATION],
+    runningProcesses: annotations[RUNNING_PROCESSES_ANNOTATION],
   });
+}
+
+function timing(input: StatusInput, state: string): Timing {
+  const { engine } = input;
+  const clock = clockOf(input, state);
   if (clock === undefined) return { fields: NO_DURATIONS };
   const sizing = sizingOf(input.kind, engine);
   const report = durations({
