@@ -215,16 +215,17 @@ function podExtras(
   const secrets = versionInfo(kind, engine).imagePullSecrets ?? [];
   const isolation = kind.isolation?.(engine, settings);
   const volumes = [...filesVolume(configMap), ...(isolation?.volumes ?? [])];
-  const extras: Partial<NonNullable<V1PodTemplateSpec['spec']>> = {
-    serviceAccountName: settings.engineServiceAccount,
-    imagePullSecrets: secrets.map((name) => ({ name })),
-    runtimeClassName: isolation?.runtimeClassName,
-    volumes,
+  return {
+    ...only('serviceAccountName', settings.engineServiceAccount),
+    ...only('imagePullSecrets', secrets.length > 0 ? secrets.map((name) => ({ name })) : undefined),
+    ...only('runtimeClassName', isolation?.runtimeClassName),
+    ...only('volumes', volumes.length > 0 ? volumes : undefined),
   };
-  // Only what is set: an empty list or an unset name stays out of the applied object.
-  return Object.fromEntries(
-    Object.entries(extras).filter(([, v]) => v !== undefined && !(Array.isArray(v) && v.length === 0)),
-  );
+}
+
+/** `{ [key]: value }`, or nothing when the value is unset: applied objects leave out what is not set. */
+function only<V>(key: string, value: V | undefined): Record<string, V> {
+  return value === undefined ? {} : { [key]: value };
 }
 
 function podTemplate(
