@@ -93,6 +93,82 @@ async function paused(engine: () => Promise<string>): Promise<string> {
 }
 const versionId = (): string => `2.0.${++counter}`;
 
+/** A sandbox engine of the member's, from an image and a template defined once; no operator runs it here. */
+let sandboxCatalogue: Promise<unknown> | undefined;
+async function sandboxEngine(): Promise<string> {
+  sandboxCatalogue ??= Promise.all([
+    post('sandboxEngineImages', 'python', { image: 'python:3.12-slim' }, 'admin'),
+    post(
+      'sandboxEngineTemplates',
+      'small',
+      { memoryBytesLimit: String(GIB), maxIdleDuration: '3600s', maxRunningDuration: '0s' },
+      'admin',
+    ),
+  ]);
+  await sandboxCatalogue;
+  const body = {
+    sandboxEngineImage: `${WS}/sandboxEngineImages/python`,
+    sandboxEngineTemplate: `${WS}/sandboxEngineTemplates/small`,
+  };
+  return post('sandboxEngines', fresh('s'), body, 'member');
+}
+
+/** The standard five RPCs of an administrator's catalogue kind. */
+function catalogueRows(kind: string, body: () => Message, update: { field: string; value: string }): Row[] {
+  const collection = `${kind.charAt(0).toLowerCase()}${kind.slice(1)}s`;
+  const field = collection.replace(/s$/, '');
+  const service = `${kind}Service`;
+  const stored = (): Promise<string> => post(collection, fresh('c'), body(), 'admin');
+  return [
+    {
+      rpc: `${service}.Create${kind}`,
+      permissions: [`${collection}/CREATE`],
+      request: () => Promise.resolve({ parent: WS, [`${field}Id`]: fresh('c'), [field]: body() }),
+    },
+    {
+      rpc: `${service}.Get${kind}`,
+      permissions: [`${collection}/GET`],
+      request: async () => ({ name: await stored() }),
+    },
+    {
+      rpc: `${service}.List${kind}s`,
+      permissions: [`${collection}/LIST`],
+      request: () => Promise.resolve({ parent: WS }),
+    },
+    {
+      rpc: `${service}.Update${kind}`,
+      permissions: [`${collection}/UPDATE`],
+      request: async () => ({
+        [field]: { ...body(), name: await stored(), [update.field]: update.value },
+        updateMask: update.field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`),
+      }),
+    },
+    {
+      rpc: `${service}.Delete${kind}`,
+      permissions: [`${collection}/DELETE`],
+      request: async () => ({ name: await stored() }),
+    },
+  ];
+}
+
+/**
+ * In-engine calls on a sandbox that is not running (no operator here): a caller allowed the call
+ * learns that it is not running — or, for a process, that there is none — never a permission error.
+ */
+function inEngineRows(
+  action: string,
+  rows: { rpc: string; request: (engine: string) => Message; outcome?: number }[],
+): Row[] {
+  return rows.map((row) => ({
+    rpc: row.rpc,
+    permissions: [`sandboxEngines/${action}`],
+    request: async () => row.request(await sandboxEngine()),
+    outcome: row.outcome ?? Code.FAILED_PRECONDITION,
+  }));
+}
+
+const process = (engine: string): string => `${engine}/processes/p1`;
+
 /** One RPC: the permissions it checks, and a request that a permitted caller's call carries out. */
 interface Row {
   rpc: string;
@@ -103,6 +179,8 @@ interface Row {
   request: () => Promise<Message>;
   /** What a caller holding exactly `permissions` gets, when it is not success. */
   permitted?: number;
+  /** What every caller allowed the call gets (administrators too), when it is not success. */
+  outcome?: number;
 }
 
 function profileRows(service: string, collection: string, kind: string): Row[] {
@@ -411,6 +489,123 @@ const ROWS: Row[] = [
   },
 ];
 
+ROWS.push(
+  ...catalogueRows('SandboxEngineImage', () => ({ image: 'python:3.12' }), {
+    field: 'displayName',
+    value: 'Renamed',
+  }),
+  ...catalogueRows(
+    'SandboxEngineTemplate',
+    () => ({ memoryBytesLimit: String(GIB), maxIdleDuration: '0s', maxRunningDuration: '0s' }),
+    { field: 'displayName', value: 'Renamed' },
+  ),
+  {
+    rpc: 'SandboxEngineService.CreateSandboxEngine',
+    permissions: ['sandboxEngines/CREATE'],
+    request: async () => {
+      await sandboxEngine();
+      return {
+        parent: WS,
+        sandboxEngineId: fresh('s'),
+        sandboxEngine: {
+          sandboxEngineImage: `${WS}/sandboxEngineImages/python`,
+          sandboxEngineTemplate: `${WS}/sandboxEngineTemplates/small`,
+        },
+      };
+    },
+  },
+  {
+    rpc: 'SandboxEngineService.GetSandboxEngine',
+    permissions: ['sandboxEngines/GET'],
+    request: async () => ({ name: await sandboxEngine() }),
+  },
+  {
+    rpc: 'SandboxEngineService.ListSandboxEngines',
+    permissions: ['sandboxEngines/LIST'],
+    request: () => Promise.resolve({ parent: WS }),
+  },
+  {
+    rpc: 'SandboxEngineService.TerminateSandboxEngine',
+    permissions: ['sandboxEngines/TERMINATE'],
+    request: async () => ({ name: await sandboxEngine() }),
+  },
+  {
+    rpc: 'SandboxEngineService.DeleteSandboxEngine',
+    permissions: ['sandboxEngines/DELETE'],
+    request: async () => ({ name: await sandboxEngine() }),
+  },
+  ...inEngineRows('RUN_PROCESSES', [
+    { rpc: 'ProcessService.CreateProcess', request: (e) => ({ parent: e, process: { command: 'true' } }) },
+    { rpc: 'ProcessService.GetProcess', request: (e) => ({ name: process(e) }), outcome: Code.NOT_FOUND },
+    { rpc: 'ProcessService.ListProcesses', request: (e) => ({ parent: e }), outcome: Code.OK },
+    { rpc: 'ProcessService.StartProcess', request: (e) => ({ name: process(e) }) },
+    { rpc: 'ProcessService.SendSignal', request: (e) => ({ name: process(e), signal: 15 }) },
+    { rpc: 'ProcessService.WaitProcess', request: (e) => ({ name: process(e) }), outcome: Code.NOT_FOUND },
+    { rpc: 'ProcessService.ReadOutput', request: (e) => ({ name: process(e) }), outcome: Code.NOT_FOUND },
+    {
+      rpc: 'ProcessService.ReadOutputFrames',
+      request: (e) => ({ name: process(e) }),
+      outcome: Code.NOT_FOUND,
+    },
+    { rpc: 'ProcessService.StreamOutput', request: (e) => ({ name: process(e) }), outcome: Code.NOT_FOUND },
+  ]),
+  ...inEngineRows(
+    'ACCESS_FILES',
+    ['ReadFile', 'Remove', 'ListDirectory', 'StatFile', 'MakeDirectory'].map((rpc) => ({
+      rpc: `FilesystemService.${rpc}`,
+      request: (e: string) => ({ name: e, path: '/workspace/a' }),
+    })),
+  ),
+  ...inEngineRows('ACCESS_FILES', [
+    {
+      rpc: 'FilesystemService.WriteFile',
+      request: (e) => ({ name: e, path: '/workspace/a', content: 'aGk=' }),
+    },
+    {
+      rpc: 'FilesystemService.Move',
+      request: (e) => ({ name: e, sourcePath: '/workspace/a', destinationPath: '/workspace/b' }),
+    },
+  ]),
+  ...inEngineRows('TRANSFER_DRIVE_FILES', [
+    {
+      rpc: 'H2ODriveService.DownloadFile',
+      request: (e) => ({ name: e, remotePath: 'a', localPath: '/workspace/a' }),
+    },
+    {
+      rpc: 'H2ODriveService.UploadFile',
+      request: (e) => ({ name: e, remotePath: 'a', localPath: '/workspace/a' }),
+    },
+  ]),
+  ...inEngineRows('REVEAL_SECRETS', [
+    {
+      rpc: 'H2OSecureStoreService.RevealSecretToFile',
+      request: (e) => ({
+        name: e,
+        secretVersion: 'workspaces/w/secrets/s/versions/latest',
+        path: '/home/sandbox/.s',
+      }),
+    },
+  ]),
+  ...inEngineRows('EXPOSE_PORTS', [
+    { rpc: 'PortService.CreatePort', request: (e) => ({ parent: e, portId: '8080', port: {} }) },
+    { rpc: 'PortService.GetPort', request: (e) => ({ name: `${e}/ports/8080` }), outcome: Code.NOT_FOUND },
+    { rpc: 'PortService.ListPorts', request: (e) => ({ parent: e }), outcome: Code.OK },
+    {
+      rpc: 'PortService.UpdatePort',
+      request: (e) => ({ port: { name: `${e}/ports/8080`, public: false }, updateMask: 'public' }),
+      outcome: Code.NOT_FOUND,
+    },
+    { rpc: 'PortService.DeletePort', request: (e) => ({ name: `${e}/ports/8080` }), outcome: Code.NOT_FOUND },
+  ]),
+  ...inEngineRows('READ_METRICS', [{ rpc: 'MetricsService.ReadMetrics', request: (e) => ({ name: e }) }]),
+  {
+    rpc: 'DAILicenseService.GetDAILicenseMetadata',
+    // Any signed-in user may see the installation's license.
+    permissions: [],
+    request: () => Promise.resolve({}),
+  },
+);
+
 /** A token the issuer never signed: right claims, a key of nobody's. */
 async function forgedToken(): Promise<string> {
   const key = await generateSigningKey();
@@ -456,9 +651,9 @@ function expected(caller: Caller, row: Row): number {
     case 'a user without the permission':
       return row.permissions.length === 0 ? Code.OK : Code.PERMISSION_DENIED;
     case 'a user with the permission':
-      return row.permitted ?? Code.OK;
+      return row.permitted ?? row.outcome ?? Code.OK;
     case 'an administrator':
-      return Code.OK;
+      return row.outcome ?? Code.OK;
   }
 }
 
@@ -467,7 +662,7 @@ const REFUSED = new Map<Row, Message>();
 
 /** A fresh request where the call should carry it out, the row's refused request otherwise. */
 async function requestFor(row: Row, code: number): Promise<Message> {
-  if (code === Code.OK || code === row.permitted) return row.request();
+  if (code === Code.OK || code === row.permitted || code === row.outcome) return row.request();
   let request = REFUSED.get(row);
   if (request === undefined) {
     request = await row.request();

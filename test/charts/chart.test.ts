@@ -176,7 +176,7 @@ describe('default values', () => {
 
   test('render the CRDs, both workloads, their ServiceAccounts, RBAC, Services, the policy and the webhooks; no Ingress', () => {
     const crds = [...sourceCrds().keys()].map((name) => `CustomResourceDefinition/${name}`);
-    expect(crds).toHaveLength(9);
+    expect(crds).toHaveLength(14);
     expect(kinds(objects)).toEqual(
       [
         ...crds,
@@ -255,6 +255,7 @@ describe('default values', () => {
   test('the gateway environment: namespace, listen addresses, OIDC settings as the code defaults them, the policy file', () => {
     expect(envOf(container(objects, 'gateway'))).toEqual({
       AIEM_NAMESPACE: 'aiem-system',
+      AIEM_DAI_LICENSE_SECRET: 'dai-license',
       AIEM_PUBLIC_URL: 'http://aiem-ai-engine-manager-gateway.aiem-system.svc:8080',
       AIEM_LOG_LEVEL: 'info',
       AIEM_HOST: '0.0.0.0',
@@ -408,7 +409,7 @@ describe('default values', () => {
     expect(objects.filter((o) => o.kind === 'ClusterRoleBinding')).toEqual([]);
   });
 
-  test('the webhooks: both kinds of review for the nine kinds, failing closed, trusting the generated CA', () => {
+  test('the webhooks: both kinds of review for the fourteen kinds, failing closed, trusting the generated CA', () => {
     const secret = find(objects, 'Secret', '-webhook-tls') as unknown as { data: Record<string, string> };
     for (const kind of ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']) {
       const webhook = webhookOf(objects, kind);
@@ -439,7 +440,7 @@ describe('default values', () => {
     });
   });
 
-  test('the permission tables follow the code: the gateway stores the nine kinds, the operator reads no pod logs', () => {
+  test('the permission tables follow the code: the gateway stores the fourteen kinds, the operator reads no pod logs', () => {
     const crdPlurals = [...sourceCrds().values()].map((crd) => (crd['spec'] as { names: { plural: string } }).names.plural);
     expect([...ALL_KINDS].sort()).toEqual(crdPlurals.sort());
     // Engine logs are the gateway's: the operator holds no permission to read them.

@@ -76,6 +76,8 @@ const GATEWAY_CALLS: Table = {
   deleteNamespacedCustomObject: on(GROUP, ALL_KINDS, ['delete']),
   listNamespacedPod: on('', ['pods'], ['list']),
   readNamespacedPodLog: on('', ['pods/log'], ['get']),
+  // The Driverless AI license (license/license-source.ts), by its name in the chart's values.
+  readNamespacedSecret: on('', ['secrets'], ['get'], 'dai-license'),
   // Quota locks (lease-lock.ts): a Lease per user and profile, named from a hash of the key.
   readNamespacedLease: on('coordination.k8s.io', ['leases'], ['get']),
   createNamespacedLease: on('coordination.k8s.io', ['leases'], ['create']),
@@ -121,11 +123,8 @@ const GATEWAY_STREAMS: readonly (readonly [RegExp, Permission[]])[] = [
   [/new Exec\(/, on('', ['pods/exec'], ['create', 'get'])],
 ];
 
-/**
- * Granted to the gateway ahead of its code: the sandbox engines' target resolver finds an engine's
- * pod (get, and a watch of the namespace's pods) to run its commands in.
- */
-const GATEWAY_EXTRA: Permission[] = on('', ['pods'], ['get', 'list', 'watch']);
+/** The gateway reads no more than its calls do. */
+const GATEWAY_EXTRA: Permission[] = [];
 
 /**
  * What the operator needs beyond single calls: server-side apply (KubernetesObjectApi.patch)

@@ -189,6 +189,7 @@ type UnaryMethod = (
   metadata: Metadata,
   callback: (error: ServiceError | null, response: Record<string, unknown>) => void,
 ) => void;
+type StreamMethod = (request: object, metadata: Metadata) => NodeJS.EventEmitter;
 
 function grpc(
   clients: Map<string, Client>,
@@ -206,11 +207,30 @@ function grpc(
     client = new Constructor(address, credentials.createInsecure());
     clients.set(serviceName, client);
   }
+  if (definition[key]?.responseStream === true) return streamed(client, key, { request, metadata });
   const call = (client as unknown as Record<string, UnaryMethod>)[key];
   return new Promise((resolvePromise, reject) => {
     call?.call(client, request, metadata, (error, response) => {
       if (error) reject(error);
       else resolvePromise(response);
+    });
+  });
+}
+
+/** A server-streaming call, answered as `{ messages }` once the stream ends, or its error. */
+function streamed(
+  client: object,
+  key: string,
+  { request, metadata }: { request: object; metadata: Metadata },
+): Promise<Record<string, unknown>> {
+  const open = (client as Record<string, StreamMethod>)[key];
+  return new Promise((resolvePromise, reject) => {
+    const messages: unknown[] = [];
+    const stream = open?.call(client, request, metadata);
+    stream?.on('data', (message: unknown) => messages.push(message));
+    stream?.on('error', reject);
+    stream?.on('end', () => {
+      resolvePromise({ messages });
     });
   });
 }

@@ -247,7 +247,7 @@ describe('an operator started before its CRDs', () => {
     });
     // One line per collection, however often it retried, and nothing louder.
     expect(engineKinds().sort()).toEqual(
-      ['daiengines', 'h2oengines', 'notebookengines'].map(
+      ['daiengines', 'h2oengines', 'notebookengines', 'sandboxengines'].map(
         (p) => expect.stringContaining(`/${p}`) as unknown as string,
       ),
     );

@@ -10,7 +10,8 @@ import {
   type ServiceError,
 } from '@grpc/grpc-js';
 import { service as healthService } from 'grpc-health-check';
-import type { Authenticate, Handlers } from '../call/handler.ts';
+import { ServerStream, type Authenticate, type Handlers } from '../call/handler.ts';
+import { OutputStream } from '../gen/ai/h2o/engine/v1/process.pb.ts';
 import { notFound, unauthenticated } from '../errors/api-error.ts';
 import {
   DAIEngineProfileServiceClient,
@@ -35,6 +36,15 @@ const handlers: Handlers = {
           },
         }),
   [`${SVC}.DeleteDAIEngineProfile`]: () => Promise.reject(new Error('etcd said something private')),
+  ['ai.h2o.engine.v1.ProcessService.StreamOutput']: () =>
+    Promise.resolve(
+      new ServerStream(
+        (async function* () {
+          yield { stream: OutputStream.OUTPUT_STREAM_STDOUT, data: Buffer.from('hi\n') };
+          yield { stream: OutputStream.OUTPUT_STREAM_STDERR, data: Buffer.from('oops\n') };
+        })(),
+      ),
+    ),
 };
 /** The `authorization` metadata names the caller; `Bearer invalid` is refused. */
 const authenticate: Authenticate = (headers) => {
@@ -122,22 +132,28 @@ describe('grpcServer()', () => {
     expect(grpcKeys).toEqual(restKeys);
   });
 
-  test('answers a server-streaming RPC UNAUTHENTICATED without valid credentials, UNIMPLEMENTED with them', async () => {
+  test('streams a server-streaming RPC message by message; UNAUTHENTICATED without valid credentials', async () => {
     const processes = new ProcessServiceClient(address, credentials.createInsecure());
     const stream = (metadata: Metadata) =>
-      new Promise((resolve, reject) => {
+      new Promise<unknown[]>((resolve, reject) => {
+        const messages: unknown[] = [];
         const call = processes.streamOutput(
           { name: 'workspaces/w/sandboxEngines/e1/processes/p1', skipReplay: false },
           metadata,
         );
-        call.on('data', () => undefined);
+        call.on('data', (message: unknown) => messages.push(message));
         call.on('error', reject);
-        call.on('end', resolve);
+        call.on('end', () => {
+          resolve(messages);
+        });
       });
     const invalid = new Metadata();
     invalid.set('authorization', 'Bearer invalid');
     await expect(stream(invalid)).rejects.toMatchObject({ code: status.UNAUTHENTICATED });
-    await expect(stream(new Metadata())).rejects.toMatchObject({ code: status.UNIMPLEMENTED });
+    expect(await stream(new Metadata())).toEqual([
+      { stream: OutputStream.OUTPUT_STREAM_STDOUT, data: Buffer.from('hi\n') },
+      { stream: OutputStream.OUTPUT_STREAM_STDERR, data: Buffer.from('oops\n') },
+    ]);
     processes.close();
   });
 

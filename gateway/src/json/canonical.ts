@@ -101,9 +101,16 @@ function scalarToJson(kind: FieldRow['kind'], type: string | undefined, value: u
       return Buffer.from(value as Uint8Array).toString('base64');
     case 'enum':
       return ENUMS[type ?? '']?.find(([, n]) => n === value)?.[0] ?? (value as number);
+    case 'double':
+      return doubleToJson(value as number);
     default:
       return value as Json;
   }
+}
+
+/** A double as proto3 JSON writes it: a number, or the strings "NaN", "Infinity", "-Infinity". */
+function doubleToJson(value: number): Json {
+  return Number.isFinite(value) ? value : String(value);
 }
 
 function zeroValue(kind: FieldRow['kind']): unknown {

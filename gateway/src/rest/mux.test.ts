@@ -2,7 +2,8 @@ import type { AddressInfo } from 'node:net';
 import { request, type IncomingMessage, type Server } from 'node:http';
 import express from 'express';
 import { DAIEngineProfile } from '../gen/ai/h2o/engine/v1/dai_engine_profile.pb.ts';
-import type { Authenticate, CallContext, Handlers } from '../call/handler.ts';
+import { ServerStream, type Authenticate, type CallContext, type Handlers } from '../call/handler.ts';
+import { OutputStream } from '../gen/ai/h2o/engine/v1/process.pb.ts';
 import { unauthenticated } from '../errors/api-error.ts';
 import { restRouter, MAX_BODY_BYTES } from './mux.ts';
 
@@ -42,8 +43,17 @@ const handlers: Handlers = {
     h2oEngineSize: { nodeCount: '2', memoryBytes: '4096' },
   }),
   [`${SVC}.DAIEngineVersionService.GetDAIEngineVersion`]: () => Promise.reject(new Error('secret detail')),
-  // A unary handler cannot serve a streaming RPC: the mux does not call it.
-  [`${SVC}.ProcessService.StreamOutput`]: recording({}),
+  // Two chunks, then (for process p2) a failure after the first byte.
+  [`${SVC}.ProcessService.StreamOutput`]: (request) =>
+    Promise.resolve(
+      new ServerStream(
+        (async function* () {
+          yield { stream: OutputStream.OUTPUT_STREAM_STDOUT, data: Buffer.from('hi\n') };
+          yield { stream: OutputStream.OUTPUT_STREAM_STDERR, data: Buffer.from('oops\n') };
+          if (String(request['name']).endsWith('/p2')) throw new Error('the sandbox went away');
+        })(),
+      ),
+    ),
 };
 
 /** `Bearer <subject>` names the caller; `Bearer invalid` is refused; no header is anonymous. */
@@ -86,6 +96,27 @@ async function call(
 }
 
 describe('restRouter()', () => {
+  test('streams a server-streaming RPC as chunked newline-delimited JSON envelopes', async () => {
+    const res = await fetch(`${base}/v1/workspaces%2Fw1%2FsandboxEngines%2Fe1%2Fprocesses%2Fp1:streamOutput`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('transfer-encoding')).toBe('chunked');
+    expect(res.headers.get('content-type')).toContain('application/json');
+    expect(await res.text()).toBe(
+      '{"result":{"stream":"OUTPUT_STREAM_STDOUT","data":"aGkK"}}\n' +
+        '{"result":{"stream":"OUTPUT_STREAM_STDERR","data":"b29wcwo="}}\n',
+    );
+  });
+
+  test('ends a stream that fails after its first byte with an error envelope', async () => {
+    const res = await fetch(`${base}/v1/workspaces%2Fw1%2FsandboxEngines%2Fe1%2Fprocesses%2Fp2:streamOutput`);
+    const lines = (await res.text()).trimEnd().split('\n');
+    expect(res.status).toBe(200);
+    expect(lines).toHaveLength(3);
+    expect(JSON.parse(lines[2] ?? '')).toEqual({
+      error: { code: 13, message: 'Internal error', details: expect.any(Array) as unknown },
+    });
+  });
+
   test('routes a percent-encoded name and answers canonical JSON', async () => {
     const { status, json } = await call('GET', '/v1/workspaces%2Fglobal%2FdaiEngineProfiles%2Fp1');
     expect(status).toBe(200);
@@ -267,15 +298,6 @@ describe('restRouter()', () => {
       501,
       12,
       'ReadMetrics is not implemented',
-    ],
-    [
-      'a server-streaming RPC, which no unary handler serves',
-      'GET',
-      '/v1/workspaces%2Fw1%2FsandboxEngines%2Fe1%2Fprocesses%2Fp1:streamOutput?skipReplay=False',
-      undefined,
-      501,
-      12,
-      'StreamOutput is not implemented',
     ],
     ['a bad percent-encoding', 'GET', '/v1/workspaces%ZZ', undefined, 400, 3, 'percent-encoding'],
     [
