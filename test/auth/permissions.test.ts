@@ -97,11 +97,11 @@ const versionId = (): string => `2.0.${++counter}`;
 let sandboxCatalogue: Promise<unknown> | undefined;
 async function sandboxEngine(): Promise<string> {
   sandboxCatalogue ??= Promise.all([
-    post('sandboxEngineImages', 'python', { image: 'python:3.12-slim' }, 'admin'),
+    post('sandboxEngineImages', 'python', { image: 'python:3.12-slim', enabled: true }, 'admin'),
     post(
       'sandboxEngineTemplates',
       'small',
-      { memoryBytesLimit: String(GIB), maxIdleDuration: '3600s', maxRunningDuration: '0s' },
+      { memoryBytesLimit: String(GIB), maxIdleDuration: '3600s', maxRunningDuration: '0s', enabled: true },
       'admin',
     ),
   ]);
