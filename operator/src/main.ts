@@ -88,6 +88,7 @@ state.operator = await startOperator({
     publicUrl: env('AIEM_PUBLIC_URL', 'http://127.0.0.1:8080'),
     engineServiceAccount: process.env['AIEM_ENGINE_SERVICE_ACCOUNT'] || undefined,
     sandboxRuntimeClassName: process.env['AIEM_SANDBOX_RUNTIME_CLASS'] || undefined,
+    daiLicenseSecret: process.env['AIEM_DAI_LICENSE_SECRET'] || undefined,
     engineNetworkPeers,
   },
   log,

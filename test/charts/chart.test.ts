@@ -312,6 +312,7 @@ describe('default values', () => {
       AIEM_LOG_LEVEL: 'info',
       POD_NAME: undefined,
       AIEM_ENGINE_SERVICE_ACCOUNT: 'aiem-ai-engine-manager-engine',
+      AIEM_DAI_LICENSE_SECRET: 'dai-license',
       AIEM_OPERATOR_HOST: '0.0.0.0',
       AIEM_OPERATOR_PORT: '8081',
       AIEM_OPERATOR_WORKERS: '16',

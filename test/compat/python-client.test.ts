@@ -3,6 +3,7 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { CoreV1Api } from '@kubernetes/client-node';
 import { useApiServer } from '../helpers/api-server.ts';
 import { useIdentity } from '../helpers/use-identity.ts';
 
@@ -64,4 +65,56 @@ describe.each(VERSIONS)('the h2o-engine-manager %s Python client, unmodified', (
     expect(stdout).not.toContain('FAIL');
     expect(stdout.trim().split('\n').at(-1)).toBe('all steps passed');
   });
+
+  test('reads the Driverless AI license: none until an administrator provides one, then its metadata', async () => {
+    const python = join(CACHE, `python-client-${version}`, 'bin', 'python');
+    const { provider } = identity();
+    const env = {
+      ...process.env,
+      AIEM_ISSUER_URL: provider.issuer,
+      AIEM_CLIENT_ID: provider.clientId,
+      AIEM_USER_REFRESH_TOKEN: await provider.refreshToken('user'),
+    };
+    const read = async (): Promise<string> =>
+      (
+        await promisify(execFile)(python, [join(HERE, 'dai_license.py'), api().gateway.restUrl], { env })
+      ).stdout.trim();
+    const secrets = api().cluster.kubeConfig.makeApiClient(CoreV1Api);
+    await secrets.deleteNamespacedSecret({ name: 'dai-license', namespace: 'compat' }).catch(() => undefined);
+    expect(await read()).toBe('none');
+    await secrets.createNamespacedSecret({
+      namespace: 'compat',
+      body: { metadata: { name: 'dai-license' }, stringData: { 'license.sig': LICENSE } },
+    });
+    expect(JSON.parse(await read())).toEqual({
+      license_version: '1',
+      serial_number: 4242,
+      licensee_organization: 'Example Corp',
+      licensee_email: 'ops@example.com',
+      licensee_user_id: '77',
+      is_h2o_internal_use: false,
+      created_by_email: 'sales@example.com',
+      creation_date: '2026-01-15',
+      product: 'DriverlessAI',
+      license_type: 'developer',
+      expiration_date: '2027-01-15',
+    });
+    await secrets.deleteNamespacedSecret({ name: 'dai-license', namespace: 'compat' });
+  });
 });
+
+/** A made-up license in Driverless AI's readable form, with a signature line the service does not read. */
+const LICENSE = [
+  'license_version:1',
+  'serial_number:4242',
+  'licensee_organization:Example Corp',
+  'licensee_email:ops@example.com',
+  'licensee_user_id:77',
+  'is_h2o_internal_use:false',
+  'created_by_email:sales@example.com',
+  'creation_date:2026/01/15',
+  'product:DriverlessAI',
+  'license_type:developer',
+  'expiration_date:2027/01/15',
+  'c2lnbmF0dXJl',
+].join('\n');

@@ -15,6 +15,7 @@ import { startWebhook, type Webhook } from '../../gateway/src/admission/webhook.
 import { startGateway, type Gateway } from '../../gateway/src/gateway.ts';
 import { SERVICE_DEFINITIONS } from '../../gateway/src/grpc/server.ts';
 import { apiHandlers } from '../../gateway/src/services/api.ts';
+import { secretLicense } from '../../gateway/src/license/license-source.ts';
 import { PodLogs } from '../../gateway/src/store/pod-logs.ts';
 import { ResourceStore } from '../../gateway/src/store/store.ts';
 import type { Cluster, ClusterOptions } from '../cluster/cluster.ts';
@@ -109,6 +110,7 @@ export function useApiServer(options: ApiServerOptions): () => ApiServer {
       store,
       authorizer: options.authorizer ?? allowAll,
       podLogs: new PodLogs(cluster().kubeConfig, options.namespace),
+      daiLicense: secretLicense(cluster().kubeConfig, options.namespace, 'dai-license'),
     });
     const gateway = await startGateway({
       host: '127.0.0.1',

@@ -2,6 +2,7 @@ import { daiEngineKind } from '../kinds/dai-engine.ts';
 import { h2oEngineKind } from '../kinds/h2o-engine.ts';
 import type { EngineResource } from '../kinds/kind.ts';
 import { notebookEngineKind } from '../kinds/notebook-engine.ts';
+import { sandboxEngineKind } from '../kinds/sandbox-engine.ts';
 import { PodTemplateError } from '../podtemplate/pod-template.ts';
 import { desiredObjects, FILES_DIGEST_ANNOTATION, wantedReplicas, workloadName } from './workload.ts';
 
@@ -36,6 +37,129 @@ const dai = (spec: Record<string, unknown> = {}, status: Record<string, unknown>
       ...status,
     },
   );
+
+const sandbox = (template: Record<string, unknown> = {}): EngineResource =>
+  engine(
+    { sandboxEngineImage: 'workspaces/global/sandboxEngineImages/python' },
+    {
+      sandboxEngineImageInfo: {
+        image: 'python:3.12-slim',
+        imagePullPolicy: 'IMAGE_PULL_POLICY_IF_NOT_PRESENT',
+      },
+      sandboxEngineTemplateInfo: {
+        milliCpuRequest: 250,
+        milliCpuLimit: 500,
+        memoryBytesRequest: '536870912',
+        memoryBytesLimit: '1073741824',
+        storageBytes: '2147483648',
+        environmentalVariables: { GREETING: 'hello' },
+        maxIdleDuration: '3600s',
+        maxRunningDuration: '0s',
+        ...template,
+      },
+    },
+  );
+
+describe('sandbox engines', () => {
+  test('run as a non-root user on a read-only root without capabilities, writing only to scratch volumes', () => {
+    const { statefulSet, service } = desiredObjects(sandboxEngineKind, sandbox(), {
+      ...settings,
+      sandboxRuntimeClassName: 'gvisor',
+    });
+    const pod = statefulSet.spec?.template.spec;
+    expect(pod?.runtimeClassName).toBe('gvisor');
+    expect(pod?.automountServiceAccountToken).toBe(false);
+    const container = pod?.containers[0];
+    expect(container).toMatchObject({
+      name: 'sandbox',
+      image: 'python:3.12-slim',
+      imagePullPolicy: 'IfNotPresent',
+      securityContext: {
+        allowPrivilegeEscalation: false,
+        runAsNonRoot: true,
+        runAsUser: 1000,
+        readOnlyRootFilesystem: true,
+        capabilities: { drop: ['ALL'] },
+      },
+      resources: {
+        requests: { cpu: '250m', memory: '536870912' },
+        limits: { cpu: '500m', memory: '1073741824' },
+      },
+    });
+    // No port and no probe: ports are exposed on request; the container runs, it is ready.
+    expect(container?.ports).toBeUndefined();
+    expect(container?.readinessProbe).toBeUndefined();
+    expect(service.spec?.ports).toEqual([]);
+    expect(container?.env).toEqual([
+      { name: 'HOME', value: '/home/sandbox' },
+      { name: 'GREETING', value: 'hello' },
+    ]);
+    expect(container?.volumeMounts?.map((m) => m.mountPath)).toEqual(['/workspace', '/home/sandbox', '/tmp']);
+    expect(pod?.volumes).toContainEqual({ name: 'workspace', emptyDir: { sizeLimit: '2147483648' } });
+  });
+
+  test('a template without a CPU limit or requests: no CPU limit, memory requested as limited', () => {
+    const { statefulSet } = desiredObjects(
+      sandboxEngineKind,
+      sandbox({ milliCpuLimit: 0, milliCpuRequest: 0, memoryBytesRequest: '0', storageBytes: '0' }),
+      settings,
+    );
+    const pod = statefulSet.spec?.template.spec;
+    expect(pod?.runtimeClassName).toBeUndefined();
+    expect(pod?.containers[0]?.resources).toEqual({
+      requests: { memory: '1073741824' },
+      limits: { memory: '1073741824' },
+    });
+    expect(pod?.volumes).toContainEqual({ name: 'workspace', emptyDir: {} });
+  });
+
+  test("a template's pod template customises the pod", () => {
+    const { statefulSet } = desiredObjects(
+      sandboxEngineKind,
+      sandbox({
+        yamlPodTemplateSpec: 'spec:\n  runtimeClassName: kata\n  nodeSelector:\n    pool: sandboxes\n',
+      }),
+      settings,
+    );
+    expect(statefulSet.spec?.template.spec).toMatchObject({
+      runtimeClassName: 'kata',
+      nodeSelector: { pool: 'sandboxes' },
+    });
+  });
+});
+
+describe('the Driverless AI license', () => {
+  test('DAI engines mount the license Secret, optional, and are told where the file is', () => {
+    const { statefulSet } = desiredObjects(daiEngineKind, dai(), {
+      ...settings,
+      daiLicenseSecret: 'dai-license',
+    });
+    const pod = statefulSet.spec?.template.spec;
+    expect(pod?.volumes).toContainEqual({
+      name: 'secret-files',
+      secret: { secretName: 'dai-license', optional: true },
+    });
+    expect(pod?.containers[0]?.volumeMounts).toContainEqual({
+      name: 'secret-files',
+      mountPath: '/license',
+      readOnly: true,
+    });
+    expect(pod?.containers[0]?.env).toContainEqual({
+      name: 'DRIVERLESS_AI_LICENSE_FILE',
+      value: '/license/license.sig',
+    });
+  });
+
+  test('other engines, and DAI engines of an installation without a license, get none', () => {
+    const withLicense = { ...settings, daiLicenseSecret: 'dai-license' };
+    expect(
+      desiredObjects(notebookEngineKind, engine({}, { notebookImageInfo: {}, profileInfo: {} }), withLicense)
+        .statefulSet.spec?.template.spec?.volumes ?? [],
+    ).not.toContainEqual(expect.objectContaining({ name: 'secret-files' }));
+    const pod = desiredObjects(daiEngineKind, dai(), settings).statefulSet.spec?.template.spec;
+    expect(pod?.volumes ?? []).not.toContainEqual(expect.objectContaining({ name: 'secret-files' }));
+  });
+});
 
 describe('desiredObjects()', () => {
   test('a DAI engine is a one-pod StatefulSet with its image, resources, data claim, config and owner', () => {

@@ -43,6 +43,7 @@ export const ENGINE_ANNOTATION = `${GROUP}/engine`;
 export const FILES_DIGEST_ANNOTATION = `${GROUP}/files-digest`;
 export const DATA_VOLUME = 'data';
 const FILES_VOLUME = 'config';
+const SECRET_VOLUME = 'secret-files';
 
 export interface DesiredObjects {
   statefulSet: V1StatefulSet;
@@ -181,8 +182,13 @@ function container(
   const version = versionInfo(kind, engine);
   const pullPolicy = PULL_POLICIES[version.imagePullPolicy ?? ''];
   const { volumeMounts: fileMounts, env: fileEnv } = mounts(kind, files);
-  const volumeMounts = [...fileMounts, ...(kind.isolation?.(engine, settings).volumeMounts ?? [])];
-  const env = [...kind.env(engine, kind.runningReplicas(engine)), ...fileEnv];
+  const secret = secretMount(kind, settings);
+  const volumeMounts = [
+    ...fileMounts,
+    ...secret.volumeMounts,
+    ...(kind.isolation?.(engine, settings).volumeMounts ?? []),
+  ];
+  const env = [...kind.env(engine, kind.runningReplicas(engine)), ...fileEnv, ...secret.env];
   return {
     name: kind.container,
     image: version.image ?? '',
@@ -200,6 +206,25 @@ function filesDigest(configMap: V1ConfigMap | undefined): Record<string, string>
   return { [FILES_DIGEST_ANNOTATION]: digest };
 }
 
+/** Where the kind's Secret is mounted, and the variable naming its file. */
+function secretMount(
+  kind: EngineKind,
+  settings: Settings,
+): { volumeMounts: V1VolumeMount[]; env: V1EnvVar[] } {
+  const secret = kind.secretFiles?.(settings);
+  if (secret === undefined) return { volumeMounts: [], env: [] };
+  return {
+    volumeMounts: [{ name: SECRET_VOLUME, mountPath: secret.path, readOnly: true }],
+    env: [{ name: secret.env.name, value: `${secret.path}/${secret.env.file}` }],
+  };
+}
+
+/** The kind's Secret, optional: a missing Secret (no license configured) does not keep the pod from starting. */
+function secretVolume(kind: EngineKind, settings: Settings): V1Volume[] {
+  const secret = kind.secretFiles?.(settings);
+  return secret ? [{ name: SECRET_VOLUME, secret: { secretName: secret.secret, optional: true } }] : [];
+}
+
 function filesVolume(configMap: V1ConfigMap | undefined): V1Volume[] {
   const name = configMap?.metadata?.name;
   return name ? [{ name: FILES_VOLUME, configMap: { name } }] : [];
@@ -214,7 +239,7 @@ function podExtras(
 ): Partial<NonNullable<V1PodTemplateSpec['spec']>> {
   const secrets = versionInfo(kind, engine).imagePullSecrets ?? [];
   const isolation = kind.isolation?.(engine, settings);
-  const volumes = [...filesVolume(configMap), ...(isolation?.volumes ?? [])];
+  const volumes = [...filesVolume(configMap), ...secretVolume(kind, settings), ...(isolation?.volumes ?? [])];
   return {
     ...only('serviceAccountName', settings.engineServiceAccount),
     ...only('imagePullSecrets', secrets.length > 0 ? secrets.map((name) => ({ name })) : undefined),

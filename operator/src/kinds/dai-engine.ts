@@ -51,6 +51,16 @@ export const daiEngineKind: EngineKind = {
     ),
   }),
   filesMount: { path: '/etc/dai', env: { name: 'DRIVERLESS_AI_CONFIG_FILE', file: 'config.toml' } },
+  // The installation's license, where Driverless AI looks for it; an engine starts without one
+  // (the Secret is optional) and asks its user for a license then.
+  secretFiles: (settings) =>
+    settings.daiLicenseSecret
+      ? {
+          secret: settings.daiLicenseSecret,
+          path: '/license',
+          env: { name: 'DRIVERLESS_AI_LICENSE_FILE', file: 'license.sig' },
+        }
+      : undefined,
   urls: (engine, settings) => {
     const url = engineUrl(daiEngineKind, engine, settings);
     return { apiUrl: url, loginUrl: `${url}openid/login` };

@@ -55,6 +55,8 @@ export interface Settings {
   engineNetworkPeers?: V1NetworkPolicyPeer[] | undefined;
   /** The RuntimeClass sandbox pods run under unless their template's pod template names one. */
   sandboxRuntimeClassName?: string | undefined;
+  /** The Secret holding the Driverless AI license (key `license.sig`); DAI engines mount it when it exists. */
+  daiLicenseSecret?: string | undefined;
 }
 
 /** The state names a kind reports while stopping and once stopped. */
@@ -87,6 +89,8 @@ export interface EngineKind {
   sizing?(engine: EngineResource): EngineSizing;
   /** Hardening and volumes beyond every engine's (sandboxes: read-only root, scratch space). */
   isolation?(engine: EngineResource, settings: Settings): Isolation;
+  /** A Secret's files the engine reads (Driverless AI: its license), when the installation has them. */
+  secretFiles?(settings: Settings): SecretFiles | undefined;
   /** Status fields beyond the state, from the pods (sandboxes: why they are still starting). */
   pendingStatus?(state: string, pods: readonly V1Pod[]): Record<string, unknown>;
   /** Where the data volume is mounted; kinds without one keep no data. */
@@ -124,6 +128,13 @@ export interface EngineSizing {
   yamlGpuTolerations: string;
   maxIdleDuration: unknown;
   maxRunningDuration: unknown;
+}
+
+/** A Secret mounted read-only at `path`, and the environment variable naming the file there. */
+export interface SecretFiles {
+  secret: string;
+  path: string;
+  env: { name: string; file: string };
 }
 
 /** What a kind adds to the container and pod for isolation. */
