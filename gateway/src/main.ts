@@ -65,6 +65,8 @@ try {
     authorizer: auth.authorizer,
     publicUrl: env('AIEM_PUBLIC_URL', `http://${host}:${restPort}`),
     daiLicense: secretLicense(kubeConfig, namespace, env('AIEM_DAI_LICENSE_SECRET', 'dai-license')),
+    // Processes whose replica stopped are settled within about a minute (two looks in a row).
+    processSweepEveryMs: 30_000,
   });
   const gateway = await startGateway({
     host,

@@ -14,7 +14,7 @@ import type { ProcessStore } from './process-store.ts';
 import type { SandboxTarget } from './target.ts';
 
 /** Where processes' pids are kept in the sandbox (below the writable /tmp). */
-const PID_DIR = '/tmp/.aiem-processes';
+export const PID_DIR = '/tmp/.aiem-processes';
 
 /**
  * `$1` id, `$2` working directory, `$3` the number of `NAME=value` pairs that follow, then the
@@ -71,6 +71,12 @@ export class ProcessRunner {
     this.exec = deps.exec;
     this.store = deps.store;
     this.onChange = deps.onChange;
+  }
+
+  /** Whether this replica runs the process now. */
+  follows(name: string): boolean {
+    const run = this.runs.get(name);
+    return run !== undefined && !run.log.done;
   }
 
   /** The live log of a process this replica runs or ran lately. */

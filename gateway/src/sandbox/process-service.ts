@@ -22,6 +22,7 @@ import { resourceIdProblem } from '../validation/names.ts';
 import { asFrames, selected, type Chunk } from './output-log.ts';
 import type { PodExec } from './pod-exec.ts';
 import { ProcessRunner } from './process-runner.ts';
+import { ProcessSweeper } from './process-sweeper.ts';
 import { parseProcessName, ProcessStore, type StoredProcess } from './process-store.ts';
 import { sandboxPath } from './sandbox-path.ts';
 
@@ -39,6 +40,8 @@ export interface ProcessServiceDeps {
   exec: PodExec;
   store: ResourceStore;
   now?: () => Date;
+  /** How often to settle processes whose runner stopped (see process-sweeper.ts); never when unset. */
+  sweepEveryMs?: number;
 }
 
 const isTerminal = (process: Process): boolean => TERMINAL.includes(process.state);
@@ -287,6 +290,15 @@ async function* streamed(
 /** The RPCs of ProcessService. */
 export function processService(deps: ProcessServiceDeps): Handlers {
   const processes = new Processes(deps);
+  if (deps.sweepEveryMs !== undefined) {
+    const sweeper = new ProcessSweeper({
+      processes: processes.store,
+      store: deps.store,
+      exec: deps.exec,
+      follows: (name) => processes.runner.follows(name),
+    });
+    sweeper.start(deps.sweepEveryMs);
+  }
   const rpc = (name: string): string => `${SERVICE}.${name}`;
   return {
     [rpc('CreateProcess')]: createHandler(processes),

@@ -217,6 +217,14 @@ export class ProcessStore {
       );
   }
 
+  /** Every process of every engine. */
+  async listAll(): Promise<Process[]> {
+    const found = (await this.api.listNamespacedCustomObject({ ...this.target() })) as {
+      items: ProcessObject[];
+    };
+    return found.items.flatMap((object) => fromObject(object)?.process ?? []);
+  }
+
   /** Records what the process did (a merge of the status). */
   async report(name: string, report: ProcessReport): Promise<void> {
     const parts = parseProcessName(name);

@@ -29,6 +29,8 @@ export interface ApiDeps extends EngineServiceDeps {
   daiLicense?: LicenseSource;
   /** Runs commands in sandbox pods; by default through the store's cluster. */
   podExec?: PodExec;
+  /** How often to settle processes whose gateway replica stopped; never when unset. */
+  processSweepEveryMs?: number;
 }
 
 /** Every RPC of the API. */
@@ -50,7 +52,13 @@ export function apiHandlers(deps: ApiDeps): Handlers {
     ...sandboxEngineTemplateService(deps),
     ...retryingAllOnConflict(sandboxEngineService(deps)),
     ...filesystemService({ exec, resolve: sandboxes.resolver('ACCESS_FILES') }),
-    ...processService({ sandboxes, exec, store: deps.store, ...(deps.now ? { now: deps.now } : {}) }),
+    ...processService({
+      sandboxes,
+      exec,
+      store: deps.store,
+      ...(deps.now ? { now: deps.now } : {}),
+      ...(deps.processSweepEveryMs === undefined ? {} : { sweepEveryMs: deps.processSweepEveryMs }),
+    }),
     ...h2oDriveService(sandboxes.resolver('TRANSFER_DRIVE_FILES')),
     ...h2oSecureStoreService(sandboxes.resolver('REVEAL_SECRETS')),
     ...daiLicenseService(deps.daiLicense),
