@@ -1,4 +1,9 @@
-import type { Handlers } from '../call/handler.ts';
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { CallContext, Handlers } from '../call/handler.ts';
+import type { SandboxEngine } from '../gen/ai/h2o/engine/v1/sandbox_engine.pb.ts';
+import { KubeUsageSource, metricsService } from '../sandbox/metrics-service.ts';
+import { PodExec } from '../sandbox/pod-exec.ts';
+import { portService, type PublicPorts } from '../sandbox/port-service.ts';
 import { imageService } from './image-service.ts';
 import {
   daiEngineProfileService,
@@ -22,6 +27,13 @@ import { daiEngineVersionService, h2oEngineVersionService } from './version-serv
 
 /** What the API needs beyond the engines' needs. */
 export interface ApiDeps extends EngineServiceDeps {
+  /**
+   * The cluster, for the in-engine services that reach sandbox pods and their objects (ports,
+   * metrics); those services are not served without it.
+   */
+  kubeConfig?: KubeConfig;
+  /** Where public sandbox ports are published; ports can only be internal when unset. */
+  publicPorts?: PublicPorts;
   /** The Driverless AI license of the installation; none when unset. */
   daiLicense?: LicenseSource;
 }
@@ -46,5 +58,30 @@ export function apiHandlers(deps: ApiDeps): Handlers {
     ...h2oDriveService(sandboxes.resolver('TRANSFER_DRIVE_FILES')),
     ...h2oSecureStoreService(sandboxes.resolver('REVEAL_SECRETS')),
     ...daiLicenseService(deps.daiLicense),
+    ...(deps.kubeConfig === undefined ? {} : sandboxResourceServices(deps, deps.kubeConfig, sandboxes)),
+  };
+}
+
+/** PortService and MetricsService: in-engine services that also read the engine's limits or uid. */
+function sandboxResourceServices(deps: ApiDeps, kubeConfig: KubeConfig, sandboxes: SandboxEngines): Handlers {
+  const engine = async (name: string, context: CallContext): Promise<SandboxEngine> =>
+    (await sandboxes.reach(name, context)).engine;
+  const exec = new PodExec(kubeConfig);
+  return {
+    ...portService({
+      resolve: sandboxes.resolver('EXPOSE_PORTS'),
+      engine,
+      kubeConfig,
+      namespace: deps.store.namespace,
+      publicPorts: deps.publicPorts,
+      ...(deps.now === undefined ? {} : { now: deps.now }),
+    }),
+    ...metricsService({
+      resolve: sandboxes.resolver('READ_METRICS'),
+      engine,
+      exec,
+      usage: new KubeUsageSource(kubeConfig),
+      ...(deps.now === undefined ? {} : { now: deps.now }),
+    }),
   };
 }
