@@ -76,6 +76,14 @@ const GATEWAY_CALLS: Table = {
   deleteNamespacedCustomObject: on(GROUP, ALL_KINDS, ['delete']),
   listNamespacedPod: on('', ['pods'], ['list']),
   readNamespacedPodLog: on('', ['pods/log'], ['get']),
+  // Sandbox ports (gateway/src/sandbox/port-service.ts): each port's Service and Ingress, and
+  // the readiness of the engine's pod.
+  readNamespacedPod: on('', ['pods'], ['get']),
+  createNamespacedService: on('', ['services'], ['create']),
+  readNamespacedService: on('', ['services'], ['get']),
+  createNamespacedIngress: on('networking.k8s.io', ['ingresses'], ['create']),
+  readNamespacedIngress: on('networking.k8s.io', ['ingresses'], ['get']),
+  deleteNamespacedIngress: on('networking.k8s.io', ['ingresses'], ['delete']),
   // Quota locks (lease-lock.ts): a Lease per user and profile, named from a hash of the key.
   readNamespacedLease: on('coordination.k8s.io', ['leases'], ['get']),
   createNamespacedLease: on('coordination.k8s.io', ['leases'], ['create']),
@@ -125,7 +133,12 @@ const GATEWAY_STREAMS: readonly (readonly [RegExp, Permission[]])[] = [
  * Granted to the gateway ahead of its code: the sandbox engines' target resolver finds an engine's
  * pod (get, and a watch of the namespace's pods) to run its commands in.
  */
-const GATEWAY_EXTRA: Permission[] = on('', ['pods'], ['get', 'list', 'watch']);
+const GATEWAY_EXTRA: Permission[] = [
+  ...on('', ['pods'], ['get', 'list', 'watch']),
+  // Sandbox metrics read PodMetrics through getNamespacedCustomObject, of another group than
+  // the stored kinds (gateway/src/sandbox/metrics-service.ts).
+  ...on('metrics.k8s.io', ['pods'], ['get']),
+];
 
 /**
  * What the operator needs beyond single calls: server-side apply (KubernetesObjectApi.patch)

@@ -4,13 +4,14 @@
  * `kubectl top`, sampled every metrics-server resolution), disk from `df` in its container
  * (pods/exec). Limits come from the engine's template snapshot, so they are what the pod got.
  */
-import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import type { CallContext, Handler, Handlers } from '../call/handler.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { Code } from '../errors/code.ts';
 import type { SandboxEngine } from '../gen/ai/h2o/engine/v1/sandbox_engine.pb.ts';
 import type { ReadMetricsRequest, ReadMetricsResponse } from '../gen/ai/h2o/engine/v1/metrics_service.pb.ts';
-import { cpuCapacityCores, metricsOf, parseCpuCores, parseDf, sampleOf, type DiskUsage } from './metrics.ts';
+import { cpuCapacityCores, metricsOf, missingParts, parseDf, sampleOf } from './metrics.ts';
+import type { Collected, DiskUsage } from './metrics.ts';
 import type { PodMetricsObject, UsageSample } from './metrics.ts';
 import { sandboxScript, type PodExec } from './pod-exec.ts';
 import { sandboxPath } from './sandbox-path.ts';
@@ -56,20 +57,8 @@ async function readMetrics(
   const diskPath = request.diskPath === '' ? '/' : sandboxPath('disk_path', request.diskPath);
   const target = await deps.resolve(request.name, context);
   const engine = await deps.engine(request.name, context);
-  const template = engine.sandboxEngineTemplateInfo;
-  const milliCpuLimit = template?.milliCpuLimit ?? 0;
-  const [sample, disk, nodeCores] = await Promise.all([
-    deps.usage.sample(target).catch(() => undefined),
-    diskUsage(deps.exec, target, diskPath),
-    milliCpuLimit > 0 ? undefined : deps.usage.nodeCores(target).catch(() => undefined),
-  ]);
-  const { metrics, missing } = metricsOf({
-    sample,
-    disk,
-    capacityCores: cpuCapacityCores(milliCpuLimit, nodeCores),
-    memoryLimitBytes: template?.memoryBytesLimit ?? '',
-    now: deps.now?.() ?? new Date(),
-  });
+  const collected = await collect(deps, target, engine, diskPath);
+  const missing = missingParts(collected);
   if (request.strictMode && missing.length > 0) {
     throw new ApiError(
       Code.UNAVAILABLE,
@@ -77,7 +66,30 @@ async function readMetrics(
       { reason: 'METRICS_UNAVAILABLE' },
     );
   }
-  return { metrics };
+  return { metrics: metricsOf(collected) };
+}
+
+/** The usage sample, disk usage and limits of a sandbox, each undefined when it cannot be had. */
+async function collect(
+  deps: MetricsDeps,
+  target: SandboxTarget,
+  engine: SandboxEngine,
+  diskPath: string,
+): Promise<Collected> {
+  const template = engine.sandboxEngineTemplateInfo;
+  const milliCpuLimit = template?.milliCpuLimit ?? 0;
+  const [sample, disk, nodeCores] = await Promise.all([
+    deps.usage.sample(target).catch(() => undefined),
+    diskUsage(deps.exec, target, diskPath),
+    milliCpuLimit > 0 ? undefined : deps.usage.nodeCores(target).catch(() => undefined),
+  ]);
+  return {
+    sample,
+    disk,
+    capacityCores: cpuCapacityCores(milliCpuLimit, nodeCores),
+    memoryLimitBytes: template?.memoryBytesLimit ?? '',
+    now: deps.now?.() ?? new Date(),
+  };
 }
 
 /** Size and free space of the filesystem holding `path` in the sandbox; undefined when `df` fails. */
@@ -96,16 +108,13 @@ async function diskUsage(exec: PodExec, target: SandboxTarget, path: string): Pr
 
 /**
  * {@link UsageSource} of the Kubernetes API: PodMetrics of `metrics.k8s.io/v1beta1` (the gateway
- * needs `get` on `pods` of that group) and the allocatable CPU of the pod's node (`get` on pods
- * and nodes).
+ * needs `get` on `pods` of that group).
  */
 export class KubeUsageSource implements UsageSource {
   private readonly custom: CustomObjectsApi;
-  private readonly core: CoreV1Api;
 
   constructor(kubeConfig: KubeConfig) {
     this.custom = kubeConfig.makeApiClient(CustomObjectsApi);
-    this.core = kubeConfig.makeApiClient(CoreV1Api);
   }
 
   async sample(target: SandboxTarget): Promise<UsageSample | undefined> {
@@ -119,11 +128,12 @@ export class KubeUsageSource implements UsageSource {
     return sampleOf(podMetrics, target.container);
   }
 
-  async nodeCores(target: SandboxTarget): Promise<number | undefined> {
-    const pod = await this.core.readNamespacedPod({ namespace: target.namespace, name: target.pod });
-    const nodeName = pod.spec?.nodeName;
-    if (nodeName === undefined) return undefined;
-    const node = await this.core.readNode({ name: nodeName });
-    return parseCpuCores(node.status?.allocatable?.['cpu'] ?? '');
+  /**
+   * Unknown: a node's allocatable CPU needs `get` on nodes, a cluster-wide grant the chart
+   * deliberately does not give the gateway (it has a namespaced Role only). Templates without a
+   * CPU limit therefore report a ratio of 0, and strict mode names the missing capacity.
+   */
+  nodeCores(): Promise<number | undefined> {
+    return Promise.resolve(undefined);
   }
 }

@@ -58,12 +58,12 @@ export interface PodMetricsObject {
 
 /** The sample of `container` in a PodMetrics object; undefined when it has none or garbled values. */
 export function sampleOf(podMetrics: PodMetricsObject, container: string): UsageSample | undefined {
-  const entry = podMetrics.containers?.find((c) => c.name === container);
-  const cores = parseCpuCores(entry?.usage?.['cpu'] ?? '');
-  const memoryBytes = parseMemoryBytes(entry?.usage?.['memory'] ?? '');
+  const usage = podMetrics.containers?.find((c) => c.name === container)?.usage ?? {};
+  const cores = parseCpuCores(usage['cpu'] ?? '');
+  const memoryBytes = parseMemoryBytes(usage['memory'] ?? '');
   const timestamp = new Date(podMetrics.timestamp ?? '');
-  if (cores === undefined || memoryBytes === undefined || Number.isNaN(timestamp.getTime())) return undefined;
-  return { usage: { cores, memoryBytes }, timestamp };
+  if (cores === undefined || memoryBytes === undefined) return undefined;
+  return Number.isNaN(timestamp.getTime()) ? undefined : { usage: { cores, memoryBytes }, timestamp };
 }
 
 /**
@@ -100,36 +100,37 @@ export interface Collected {
   now: Date;
 }
 
+/** What strict mode would fail on: the names of the parts of `collected` that are missing. */
+export function missingParts(collected: Collected): string[] {
+  const missing: string[] = [];
+  if (collected.sample === undefined)
+    missing.push('CPU and memory (no PodMetrics sample of the sandbox container yet)');
+  else if (collected.capacityCores === undefined)
+    missing.push('the CPU capacity (no CPU limit, node unknown)');
+  if (collected.disk === undefined) missing.push('disk usage (df failed in the sandbox)');
+  return missing;
+}
+
+/** CPU use over capacity, within 0-1; 0 when either is unknown. */
+function usageRatio(sample: UsageSample | undefined, capacityCores: number | undefined): number {
+  if (sample === undefined || capacityCores === undefined) return 0;
+  return Math.min(1, Math.max(0, sample.usage.cores / capacityCores));
+}
+
 /**
- * The Metrics of a collection, and the names of what is missing (for strict mode). Missing parts
- * read as zero; the memory limit is the template's whatever else is missing; the sample's time is
- * `collectTime` (the call's time when there is no sample).
+ * The Metrics of a collection. Missing parts read as zero; the memory limit is the template's
+ * whatever else is missing (none when it is 0); the sample's time is `collectTime` (the call's
+ * time when there is no sample).
  */
-export function metricsOf(collected: Collected): { metrics: Metrics; missing: string[] } {
-  const { sample, disk, capacityCores } = collected;
-  const missing = [
-    ...(sample === undefined ? ['CPU and memory (no PodMetrics sample of the sandbox container)'] : []),
-    ...(sample !== undefined && capacityCores === undefined ? ['the CPU capacity (no limit, no node)'] : []),
-    ...(disk === undefined ? ['disk usage'] : []),
-  ];
-  const ratio =
-    sample === undefined || capacityCores === undefined
-      ? 0
-      : Math.min(1, Math.max(0, sample.usage.cores / capacityCores));
-  const limit = /^[1-9][0-9]*$/.test(collected.memoryLimitBytes) ? collected.memoryLimitBytes : undefined;
+export function metricsOf(collected: Collected): Metrics {
+  const { sample, disk } = collected;
+  const limit = /^[1-9][0-9]*$/.test(collected.memoryLimitBytes)
+    ? { limitBytes: collected.memoryLimitBytes }
+    : {};
   return {
-    metrics: {
-      memory: {
-        currentBytes: String(sample?.usage.memoryBytes ?? 0n),
-        ...(limit === undefined ? {} : { limitBytes: limit }),
-      },
-      disk: {
-        totalBytes: String(disk?.totalBytes ?? 0n),
-        availableBytes: String(disk?.availableBytes ?? 0n),
-      },
-      cpu: { usageRatio: ratio },
-      collectTime: sample?.timestamp ?? collected.now,
-    },
-    missing,
+    memory: { currentBytes: String(sample?.usage.memoryBytes ?? 0n), ...limit },
+    disk: { totalBytes: String(disk?.totalBytes ?? 0n), availableBytes: String(disk?.availableBytes ?? 0n) },
+    cpu: { usageRatio: usageRatio(sample, collected.capacityCores) },
+    collectTime: sample?.timestamp ?? collected.now,
   };
 }

@@ -56,6 +56,7 @@ import {
   publicEndpoint,
   PORT_ENGINE_LABEL,
   PORT_NUMBER_LABEL,
+  updatedSpec,
   type PortKey,
   type PortRecord,
 } from './ports.ts';
@@ -322,10 +323,7 @@ async function updatePort(
   const engine = await ports.engine(engineName, context);
   const key = engine.key(port);
   const current = await ports.read(key, input.name);
-  const spec = {
-    displayName: mask.has('display_name') ? input.displayName : (current.spec?.displayName ?? ''),
-    public: mask.has('public') ? input.public : current.spec?.public === true,
-  };
+  const spec = updatedSpec(current, input, mask);
   checkPublishable(ports.deps, spec.public);
   const now = (ports.deps.now?.() ?? new Date()).toISOString();
   await ports.custom
@@ -374,8 +372,8 @@ async function deletePort(
 /** The five RPCs of PortService. */
 export function portService(deps: PortDeps): Handlers {
   const ports = new PortObjects(deps);
-  const rpc = <Q>(call: (p: PortObjects, request: Q, context: CallContext) => Promise<object>): Handler =>
-    ((request: Q, context: CallContext) => call(ports, request, context)) as unknown as Handler;
+  const rpc = (call: (p: PortObjects, request: never, context: CallContext) => Promise<object>): Handler =>
+    ((request: never, context: CallContext) => call(ports, request, context)) as unknown as Handler;
   return {
     'ai.h2o.engine.v1.PortService.CreatePort': rpc(createPort),
     'ai.h2o.engine.v1.PortService.GetPort': rpc(getPort),

@@ -5,13 +5,7 @@
  */
 import { invalidArgument } from '../errors/api-error.ts';
 import { Port_State, type Port } from '../gen/ai/h2o/engine/v1/port.pb.ts';
-import {
-  API_VERSION,
-  ENGINE_KIND_LABEL,
-  ENGINE_UID_LABEL,
-  GROUP,
-  WORKSPACE_LABEL,
-} from '../../../shared/resources.ts';
+import { API_VERSION, ENGINE_UID_LABEL, GROUP, WORKSPACE_LABEL } from '../../../shared/resources.ts';
 import { PORT_ID } from '../../../shared/rules.ts';
 import { workloadName, SANDBOX_PREFIX } from '../../../shared/workloads.ts';
 
@@ -109,12 +103,12 @@ function ownedByPort(key: PortKey, portUid: string): Record<string, unknown>[] {
   return [{ apiVersion: API_VERSION, kind: 'Port', name: portObjectName(key), uid: portUid }];
 }
 
+/**
+ * Labels of a port's Service and Ingress. Not the engine-kind label: the operator watches the
+ * objects it makes for engines by that label, and these are not its.
+ */
 function objectLabels(key: PortKey): Record<string, string> {
-  return {
-    [ENGINE_UID_LABEL]: key.engineUid,
-    [ENGINE_KIND_LABEL]: 'SandboxEngine',
-    [PORT_NUMBER_LABEL]: String(key.port),
-  };
+  return { [ENGINE_UID_LABEL]: key.engineUid, [PORT_NUMBER_LABEL]: String(key.port) };
 }
 
 /** The ClusterIP Service that reaches `port` of the engine's pod. */
@@ -216,22 +210,44 @@ export function portMessage(
   urls: { internalUrl: string; publicUrl: string },
   state: Port_State,
 ): Port {
-  const status = record.status ?? {};
+  const { displayName = '', public: isPublic = false } = record.spec ?? {};
   const created = record.metadata?.creationTimestamp;
+  const status = record.status ?? {};
   return {
     name,
-    displayName: record.spec?.displayName ?? '',
-    public: record.spec?.public === true,
+    displayName,
+    public: isPublic,
     internalUrl: urls.internalUrl,
-    publicUrl: record.spec?.public === true ? urls.publicUrl : '',
+    publicUrl: isPublic ? urls.publicUrl : '',
     createTime: created === undefined ? undefined : new Date(created),
+    ...audit(status),
+    state,
+    failureReason: state === Port_State.STATE_FAILED ? (status.failureReason ?? '') : '',
+  };
+}
+
+/** The audit fields of a port's status. */
+function audit(
+  status: NonNullable<PortRecord['status']>,
+): Pick<Port, 'creator' | 'creatorDisplayName' | 'updateTime' | 'updater' | 'updaterDisplayName'> {
+  return {
     creator: status.creator ?? '',
     creatorDisplayName: status.creatorDisplayName ?? '',
     updateTime: status.updateTime ? new Date(status.updateTime) : undefined,
     updater: status.updater ?? '',
     updaterDisplayName: status.updaterDisplayName ?? '',
-    state,
-    failureReason: state === Port_State.STATE_FAILED ? (status.failureReason ?? '') : '',
+  };
+}
+
+/** The spec after an update: each field from `input` when the mask names it, else as stored. */
+export function updatedSpec(
+  current: PortRecord,
+  input: Pick<Port, 'displayName' | 'public'>,
+  mask: ReadonlySet<string>,
+): { displayName: string; public: boolean } {
+  return {
+    displayName: mask.has('display_name') ? input.displayName : (current.spec?.displayName ?? ''),
+    public: mask.has('public') ? input.public : current.spec?.public === true,
   };
 }
 
