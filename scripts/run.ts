@@ -68,6 +68,8 @@ const cluster = await startCluster({
   },
   // AIEM_CPU_NODES: more simulated 16-CPU nodes, for hundreds of running engines.
   nodes: { ...DEFAULT_NODE_POOLS, cpuNodes: count('AIEM_CPU_NODES', DEFAULT_NODE_POOLS.cpuNodes) },
+  // metrics-server, so that sandbox engines' metrics are real here too.
+  metrics: true,
 });
 shutdown.add({
   name: 'the cluster',
@@ -117,6 +119,11 @@ const handlers = apiHandlers({
   publicUrl,
   // Engine logs: the pod log API, which kwok serves from the simulated nodes.
   podLogs: new PodLogs(cluster.kubeConfig, namespace),
+  // Sandbox ports (Services, Ingresses) and metrics (PodMetrics, df in the sandbox).
+  kubeConfig: cluster.kubeConfig,
+  ...(process.env['AIEM_SANDBOX_PORTS_URL']
+    ? { publicPorts: { url: process.env['AIEM_SANDBOX_PORTS_URL'] } }
+    : {}),
 });
 const gateway = await startGateway({
   host,
