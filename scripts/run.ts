@@ -10,6 +10,7 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { authFromEnvironment } from '../gateway/src/auth/config.ts';
 import { startWebhook } from '../gateway/src/admission/webhook.ts';
 import { startGateway } from '../gateway/src/gateway.ts';
+import { secretLicense } from '../gateway/src/license/license-source.ts';
 import { apiHandlers } from '../gateway/src/services/api.ts';
 import { PodLogs } from '../gateway/src/store/pod-logs.ts';
 import { ResourceStore } from '../gateway/src/store/store.ts';
@@ -68,6 +69,8 @@ const cluster = await startCluster({
   },
   // AIEM_CPU_NODES: more simulated 16-CPU nodes, for hundreds of running engines.
   nodes: { ...DEFAULT_NODE_POOLS, cpuNodes: count('AIEM_CPU_NODES', DEFAULT_NODE_POOLS.cpuNodes) },
+  // metrics-server, so that sandbox engines' metrics are real here too.
+  metrics: true,
 });
 shutdown.add({
   name: 'the cluster',
@@ -117,6 +120,12 @@ const handlers = apiHandlers({
   publicUrl,
   // Engine logs: the pod log API, which kwok serves from the simulated nodes.
   podLogs: new PodLogs(cluster.kubeConfig, namespace),
+  // The Driverless AI license, from the Secret `dai-license` once one is created.
+  daiLicense: secretLicense(cluster.kubeConfig, namespace, 'dai-license'),
+  processSweepEveryMs: 30_000,
+  ...(process.env['AIEM_SANDBOX_PORTS_URL']
+    ? { publicPorts: { url: process.env['AIEM_SANDBOX_PORTS_URL'] } }
+    : {}),
 });
 const gateway = await startGateway({
   host,

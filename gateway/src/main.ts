@@ -14,6 +14,7 @@ import { startGateway } from './gateway.ts';
 import { log } from './log.ts';
 import { secretLicense } from './license/license-source.ts';
 import { apiHandlers } from './services/api.ts';
+import { PORTS_URL_SETTING, type PublicPorts } from './sandbox/port-service.ts';
 import { ResourceStore } from './store/store.ts';
 
 const env = (name: string, fallback: string): string => process.env[name] ?? fallback;
@@ -30,6 +31,16 @@ const milliseconds = (name: string, fallback: number): number =>
   integer(name, fallback, 'a number of milliseconds');
 /** A port number from the environment; 0 picks a free one. */
 const port = (name: string, fallback: number): number => integer(name, fallback, 'a port number', 65535);
+
+/** Where public sandbox ports are published (AIEM_SANDBOX_PORTS_URL); none when unset. */
+function publicPorts(): { publicPorts?: PublicPorts } {
+  const url = env(PORTS_URL_SETTING, '');
+  if (url === '') return {};
+  if (!URL.canParse(url))
+    throw new Error(`${PORTS_URL_SETTING} must be a URL, e.g. https://ports.example.com`);
+  const ingressClassName = env('AIEM_SANDBOX_PORTS_INGRESS_CLASS', '');
+  return { publicPorts: { url, ...(ingressClassName === '' ? {} : { ingressClassName }) } };
+}
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
   version: string;
@@ -67,6 +78,7 @@ try {
     daiLicense: secretLicense(kubeConfig, namespace, env('AIEM_DAI_LICENSE_SECRET', 'dai-license')),
     // Processes whose replica stopped are settled within about a minute (two looks in a row).
     processSweepEveryMs: 30_000,
+    ...publicPorts(),
   });
   const gateway = await startGateway({
     host,

@@ -78,6 +78,14 @@ const GATEWAY_CALLS: Table = {
   readNamespacedPodLog: on('', ['pods/log'], ['get']),
   // The Driverless AI license (license/license-source.ts), by its name in the chart's values.
   readNamespacedSecret: on('', ['secrets'], ['get'], 'dai-license'),
+  // Sandbox ports (gateway/src/sandbox/port-service.ts): each port's Service and Ingress, and
+  // the readiness of the engine's pod.
+  readNamespacedPod: on('', ['pods'], ['get']),
+  createNamespacedService: on('', ['services'], ['create']),
+  readNamespacedService: on('', ['services'], ['get']),
+  createNamespacedIngress: on('networking.k8s.io', ['ingresses'], ['create']),
+  readNamespacedIngress: on('networking.k8s.io', ['ingresses'], ['get']),
+  deleteNamespacedIngress: on('networking.k8s.io', ['ingresses'], ['delete']),
   // Quota locks (lease-lock.ts): a Lease per user and profile, named from a hash of the key.
   readNamespacedLease: on('coordination.k8s.io', ['leases'], ['get']),
   createNamespacedLease: on('coordination.k8s.io', ['leases'], ['create']),
@@ -123,8 +131,11 @@ const GATEWAY_STREAMS: readonly (readonly [RegExp, Permission[]])[] = [
   [/new Exec\(/, on('', ['pods/exec'], ['create', 'get'])],
 ];
 
-/** The gateway reads no more than its calls do. */
-const GATEWAY_EXTRA: Permission[] = [];
+/**
+ * What the gateway reads besides its typed calls' kinds: sandbox metrics read PodMetrics through
+ * getNamespacedCustomObject, of another group than the stored kinds (sandbox/metrics-service.ts).
+ */
+const GATEWAY_EXTRA: Permission[] = on('metrics.k8s.io', ['pods'], ['get']);
 
 /**
  * What the operator needs beyond single calls: server-side apply (KubernetesObjectApi.patch)

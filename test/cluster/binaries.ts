@@ -13,6 +13,8 @@ export interface Binaries {
   helm: string;
   openapiv2: string;
   grpcurl: string;
+  /** metrics-server (started only by clusters that ask for the metrics API). */
+  metricsServer: string;
 }
 
 const BUILD_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), 'build-binaries.sh');
@@ -44,5 +46,6 @@ export async function ensureBinaries(): Promise<Binaries> {
     helm: get('HELM_BIN'),
     openapiv2: get('OPENAPIV2_BIN'),
     grpcurl: get('GRPCURL_BIN'),
+    metricsServer: get('METRICS_SERVER_BIN'),
   };
 }

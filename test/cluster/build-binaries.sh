@@ -2,7 +2,8 @@
 # Builds the local control plane's binaries from Go modules, once per machine, into a cache
 # outside the repository keyed by version:
 #   kube-apiserver, kube-controller-manager, kube-scheduler, kubectl (one Kubernetes release),
-#   etcd, kwok, helm, protoc-gen-openapiv2 and grpcurl (gRPC reflection checks).
+#   etcd, kwok, helm, protoc-gen-openapiv2, grpcurl (gRPC reflection checks) and metrics-server
+#   (the metrics.k8s.io API that sandbox metrics read; clusters start it only when asked).
 # A binary that already exists is not rebuilt, so warm runs take well under a second.
 # Prints the bin directory of each component as KEY=path lines (consumed by cluster.ts and make).
 set -euo pipefail
@@ -13,6 +14,7 @@ KWOK_VERSION=${KWOK_VERSION:-0.8.0}
 HELM_VERSION=${HELM_VERSION:-3.21.4}
 OPENAPIV2_VERSION=${OPENAPIV2_VERSION:-2.30.0}
 GRPCURL_VERSION=${GRPCURL_VERSION:-1.9.3}
+METRICS_SERVER_VERSION=${METRICS_SERVER_VERSION:-0.8.0}
 CACHE=${AIEM_CACHE:-$HOME/.cache/ai-engine-manager}
 
 export GOTOOLCHAIN=local CGO_ENABLED=0
@@ -99,8 +101,11 @@ build_kwok() {
   # ships both as data files. The cluster uses kwok's Logs CRD to simulate container logs, and
   # its Exec and ClusterExec CRDs to run sandbox commands on this host (sandbox-simulator.ts).
   # Each CRD is checked on its own, so a cache made before one was added gains it.
-  local crds=(kwok.x-k8s.io_logs.yaml kwok.x-k8s.io_execs.yaml kwok.x-k8s.io_clusterexecs.yaml) crd missing=0
+  # Its ResourceUsage CRD gives sandbox pods a simulated CPU and memory usage for metrics-server.
+  local crds=(kwok.x-k8s.io_logs.yaml kwok.x-k8s.io_execs.yaml kwok.x-k8s.io_clusterexecs.yaml
+              kwok.x-k8s.io_resourceusages.yaml) crd missing=0
   for crd in "${crds[@]}"; do [ -f "$out/crds/$crd" ] || missing=1; done
+  [ -f "$out/metrics/metrics-resource.yaml" ] || missing=1
   if [ ! -d "$out/stages" ] || [ "$missing" = 1 ]; then
     local mod
     mod=$(go mod download -json "sigs.k8s.io/kwok@v$KWOK_VERSION" \
@@ -117,7 +122,32 @@ build_kwok() {
       cp "$mod/kustomize/crd/bases/$crd" "$out/crds/.$crd.tmp"
       chmod u+w "$out/crds/.$crd.tmp" && mv "$out/crds/.$crd.tmp" "$out/crds/$crd"
     done
+    # kwok's Metric that serves the kubelet resource-metrics endpoint metrics-server scrapes.
+    if [ ! -f "$out/metrics/metrics-resource.yaml" ]; then
+      mkdir -p "$out/metrics"
+      cp "$mod/kustomize/metrics/resource/metrics-resource.yaml" "$out/metrics/.tmp"
+      chmod u+w "$out/metrics/.tmp" && mv "$out/metrics/.tmp" "$out/metrics/metrics-resource.yaml"
+    fi
   fi
+}
+
+build_metrics_server() {
+  local out=$CACHE/bin/metrics-server-$METRICS_SERVER_VERSION src=$CACHE/src/metrics-server-$METRICS_SERVER_VERSION
+  [ -x "$out/metrics-server" ] && return
+  log "building metrics-server v$METRICS_SERVER_VERSION (cold: about 1.5 minutes)"
+  BUILT=1
+  rm -rf "$src" && mkdir -p "$src" "$out"
+  (
+    cd "$src"
+    printf 'module local/metrics-server-binary\n\ngo 1.26.0\n' > go.mod
+    go get "sigs.k8s.io/metrics-server/cmd/metrics-server@v$METRICS_SERVER_VERSION"
+    # Unstamped, it reports v0.0.0-master.
+    local p=k8s.io/component-base/version
+    go build -mod=mod "${GO_BUILD_FLAGS[@]}" \
+      -ldflags="-s -w -X $p.gitVersion=v$METRICS_SERVER_VERSION -X $p.gitTreeState=clean" \
+      -o "$out/metrics-server.tmp" sigs.k8s.io/metrics-server/cmd/metrics-server
+    mv "$out/metrics-server.tmp" "$out/metrics-server"
+  )
 }
 
 build_helm() {
@@ -141,7 +171,7 @@ build_grpcurl() {
 }
 
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(etcd kubernetes kwok helm openapiv2 grpcurl)
+[ ${#targets[@]} -eq 0 ] && targets=(etcd kubernetes kwok helm openapiv2 grpcurl metrics-server)
 for t in "${targets[@]}"; do
   case $t in
     kubernetes) timed kubernetes build_kubernetes ;;
@@ -150,6 +180,7 @@ for t in "${targets[@]}"; do
     helm) timed helm build_helm ;;
     openapiv2) timed openapiv2 build_openapiv2 ;;
     grpcurl) timed grpcurl build_grpcurl ;;
+    metrics-server) timed metrics-server build_metrics_server ;;
     *) log "unknown target $t"; exit 2 ;;
   esac
 done
@@ -161,4 +192,5 @@ KWOK_BIN=$CACHE/bin/kwok-$KWOK_VERSION
 HELM_BIN=$CACHE/bin/helm-$HELM_VERSION
 OPENAPIV2_BIN=$CACHE/bin/protoc-gen-openapiv2-$OPENAPIV2_VERSION
 GRPCURL_BIN=$CACHE/bin/grpcurl-$GRPCURL_VERSION
+METRICS_SERVER_BIN=$CACHE/bin/metrics-server-$METRICS_SERVER_VERSION
 OUT

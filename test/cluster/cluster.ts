@@ -21,6 +21,7 @@ import { adminKubeconfig, createPki, type Pki } from './pki.ts';
 import { criLog, DEFAULT_LOG_LINES, defaultClusterLogs, simulatePodLogs, type PodRef } from './pod-logs.ts';
 import { freePort } from './ports.ts';
 import { startProcess, startSupervised, type ManagedProcess } from './process.ts';
+import { aggregationFlags, startMetricsServer } from './metrics-server.ts';
 import { SandboxSimulator } from './sandbox-simulator.ts';
 import { StorageSimulator } from './storage-simulator.ts';
 import { GiveUp, waitFor } from './wait.ts';
@@ -30,6 +31,12 @@ export interface ClusterOptions {
   nodes?: NodePoolOptions;
   /** How long the simulated storage takes to grow a volume. */
   resizeDelayMs?: number;
+  /**
+   * Also run metrics-server, so that the `metrics.k8s.io` API serves pods' CPU and memory (kwok
+   * simulates them; sandbox pods use SIMULATED_SANDBOX_USAGE of sandbox-simulator.ts). It adds a few seconds to
+   * the start and a process, so only clusters that read metrics ask for it.
+   */
+  metrics?: boolean;
   /** Parent folder of the run folder (state and logs); default /dev/shm, a tmpfs. */
   baseDir?: string;
   /** Progress messages, e.g. `console.error`. */
@@ -162,7 +169,10 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       },
     });
     await Promise.all([storage.start(), sandboxes.start()]);
+    const metricsServer =
+      options.metrics === true ? startMetricsServer({ ...common, kubeConfig }) : undefined;
     await Promise.all([
+      metricsServer,
       waitForHealthz(controllerManager, logs),
       waitForHealthz(scheduler, logs),
       waitForNodesReady(core, kwok, logs),
@@ -310,6 +320,8 @@ async function startApiserver(
     // its status, verified against the cluster CA that signed kwok's certificate.
     '--kubelet-preferred-address-types=InternalIP',
     `--kubelet-certificate-authority=${pki.caCert}`,
+    // Aggregated APIs (metrics-server's metrics.k8s.io, when the cluster runs it).
+    ...aggregationFlags(pki),
   ]);
   await waitFor(
     async () => {
@@ -406,7 +418,16 @@ async function startKwok(context: ComponentContext & { kubeConfig: KubeConfig })
       enableDebuggingHandlers: true,
     },
   });
-  await writeFile(configPath, [header, ...stages, dump(defaultClusterLogs(defaultLog))].join('\n---\n'));
+  // kwok's Metric that serves each node's resource metrics (for metrics-server) from the usage
+  // its ResourceUsage objects simulate.
+  const resourceMetrics = await readFile(
+    join(context.binaries.kwok, 'metrics', 'metrics-resource.yaml'),
+    'utf8',
+  );
+  await writeFile(
+    configPath,
+    [header, ...stages, resourceMetrics, dump(defaultClusterLogs(defaultLog))].join('\n---\n'),
+  );
   // Supervised: kwok keeps no state, and may crash on a race of its own (see startSupervised).
   const args = [
     `--kubeconfig=${context.kubeconfigPath}`,
@@ -446,6 +467,7 @@ const KWOK_CRDS = [
   { kind: 'Logs', file: 'kwok.x-k8s.io_logs.yaml' },
   { kind: 'Exec', file: 'kwok.x-k8s.io_execs.yaml' },
   { kind: 'ClusterExec', file: 'kwok.x-k8s.io_clusterexecs.yaml' },
+  { kind: 'ResourceUsage', file: 'kwok.x-k8s.io_resourceusages.yaml' },
 ] as const;
 
 /**

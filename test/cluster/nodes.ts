@@ -1,6 +1,8 @@
 import type { V1Node } from '@kubernetes/client-node';
 
 /** The annotation that tells kwok which nodes it simulates. */
+/** The node annotation metrics-server (0.7 and later) reads the resource-metrics path from. */
+export const RESOURCE_METRICS_PATH_ANNOTATION = 'metrics.k8s.io/resource-metrics-path';
 export const KWOK_NODE_ANNOTATION = 'kwok.x-k8s.io/node';
 
 /** The taint on GPU nodes: only pods that tolerate it (GPU engines) are scheduled there. */
@@ -51,7 +53,12 @@ function node(name: string, capacity: Record<string, string>, labels: Record<str
     kind: 'Node',
     metadata: {
       name,
-      annotations: { [KWOK_NODE_ANNOTATION]: 'fake' },
+      annotations: {
+        [KWOK_NODE_ANNOTATION]: 'fake',
+        // Where metrics-server scrapes the node's resource metrics: kwok serves them there (its
+        // Metric "metrics-resource"), not at a kubelet's /metrics/resource.
+        [RESOURCE_METRICS_PATH_ANNOTATION]: `/metrics/nodes/${name}/metrics/resource`,
+      },
       labels: {
         'kubernetes.io/hostname': name,
         'kubernetes.io/os': 'linux',

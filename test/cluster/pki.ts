@@ -19,6 +19,12 @@ export interface Pki {
    */
   kwokCert: string;
   kwokKey: string;
+  /**
+   * The client certificate the apiserver presents to aggregated APIs (metrics-server), CN
+   * front-proxy-client, from the same CA, which also verifies it (requestheader client CA).
+   */
+  frontProxyCert: string;
+  frontProxyKey: string;
   serviceAccountKey: string;
   serviceAccountPub: string;
   /** A bearer token of the `system:masters` group, for the admin kubeconfig. */
@@ -82,6 +88,7 @@ export async function createPki(dir: string): Promise<Pki> {
     path('apiserver.crt'),
   );
   await issueLoopbackCertificate(dir, 'kwok');
+  await issueLoopbackCertificate(dir, 'front-proxy-client');
   await openssl('genrsa', '-out', path('sa.key'), '2048');
   await openssl('rsa', '-in', path('sa.key'), '-pubout', '-out', path('sa.pub'));
   const adminToken = randomBytes(24).toString('hex');
@@ -95,6 +102,8 @@ export async function createPki(dir: string): Promise<Pki> {
     apiserverKey: path('apiserver.key'),
     kwokCert: path('kwok.crt'),
     kwokKey: path('kwok.key'),
+    frontProxyCert: path('front-proxy-client.crt'),
+    frontProxyKey: path('front-proxy-client.key'),
     serviceAccountKey: path('sa.key'),
     serviceAccountPub: path('sa.pub'),
     adminToken,

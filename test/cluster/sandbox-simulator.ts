@@ -4,7 +4,10 @@
  * labelled as a sandbox engine's, this simulator makes a directory of its own under the cluster's
  * run folder and an `Exec` named after the pod that runs commands there as uid/gid 65534, with
  * `AIEM_SANDBOX_ROOT` naming that directory: the gateway's sandbox scripts prefix every path with
- * it (gateway/src/sandbox/pod-exec.ts). The directory goes when the pod does.
+ * it (gateway/src/sandbox/pod-exec.ts). The directory goes when the pod does. It also gives the
+ * pod a kwok `ResourceUsage`: a constant simulated usage ({@link SIMULATED_SANDBOX_USAGE}) that
+ * kwok reports as the container's resource metrics, which metrics-server serves when the cluster
+ * runs it (metrics-server.ts).
  *
  * Warning: the command runs on the host with kwok's rights and environment. The root prefix and
  * the unprivileged user are what keep it inside the directory; never make an Exec without both.
@@ -33,6 +36,15 @@ export const SANDBOX_ROOT_ENV = 'AIEM_SANDBOX_ROOT';
 
 /** kwok's per-pod exec rule, a namespaced custom resource named after its pod. */
 const EXECS = { group: 'kwok.x-k8s.io', version: 'v1alpha1', plural: 'execs' } as const;
+/** kwok's per-pod simulated resource usage, also named after its pod. */
+const USAGES = { group: 'kwok.x-k8s.io', version: 'v1alpha1', plural: 'resourceusages' } as const;
+
+/**
+ * What every sandbox container uses, as kwok reports it: a quarter of a core and 100 MiB of
+ * working set. metrics-server reads the CPU as a rate of kwok's growing counter, so PodMetrics
+ * show about 250m (not exactly: the rate is taken between two scrapes).
+ */
+export const SIMULATED_SANDBOX_USAGE = { cpu: '250m', memory: '100Mi', memoryBytes: 100 * 1024 * 1024 };
 
 /** A pod, by namespace and name. */
 export interface PodKey {
@@ -86,6 +98,31 @@ export function execRuleFor(pod: V1Pod, dir: string): Record<string, unknown> {
             workDir: dir,
             envs: [{ name: SANDBOX_ROOT_ENV, value: dir }],
             securityContext: { runAsUser: SANDBOX_UID, runAsGroup: SANDBOX_UID },
+          },
+        },
+      ],
+    },
+  };
+}
+
+/** The kwok `ResourceUsage` of a sandbox pod: {@link SIMULATED_SANDBOX_USAGE}, owned by the pod. */
+export function resourceUsageFor(pod: V1Pod): Record<string, unknown> {
+  const { namespace, name } = podKey(pod);
+  const uid = pod.metadata?.uid;
+  return {
+    apiVersion: `${USAGES.group}/${USAGES.version}`,
+    kind: 'ResourceUsage',
+    metadata: {
+      name,
+      namespace,
+      ...(uid === undefined ? {} : { ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name, uid }] }),
+    },
+    spec: {
+      usages: [
+        {
+          usage: {
+            cpu: { value: SIMULATED_SANDBOX_USAGE.cpu },
+            memory: { value: SIMULATED_SANDBOX_USAGE.memory },
           },
         },
       ],
@@ -198,6 +235,14 @@ export class SandboxSimulator {
       .deleteNamespacedCustomObject({ ...EXECS, namespace: key.namespace, name: key.name })
       .catch(() => undefined);
     await this.custom.createNamespacedCustomObject({ ...EXECS, namespace: key.namespace, body });
+    await this.custom
+      .deleteNamespacedCustomObject({ ...USAGES, namespace: key.namespace, name: key.name })
+      .catch(() => undefined);
+    await this.custom.createNamespacedCustomObject({
+      ...USAGES,
+      namespace: key.namespace,
+      body: resourceUsageFor(pod),
+    });
     // kwok learns of the rule through its own watch; nothing announces when it has.
     const container = pod.spec?.containers[0]?.name ?? '';
     await waitFor(

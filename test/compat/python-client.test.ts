@@ -20,7 +20,15 @@ const { identity, authenticate, authorizer } = useIdentity({
   ],
 });
 // The operator runs too, so that the client's wait() sees engines really start and stop.
-const api = useApiServer({ namespace: 'compat', authenticate, authorizer, operator: true });
+// metrics-server too, for the sandbox metrics; public ports go under a made-up base URL.
+const api = useApiServer({
+  namespace: 'compat',
+  authenticate,
+  authorizer,
+  operator: true,
+  cluster: { metrics: true },
+  publicPorts: { url: 'https://ports.compat.example' },
+});
 
 describe.each(VERSIONS)('the h2o-engine-manager %s Python client, unmodified', (version) => {
   test.each([
@@ -37,6 +45,7 @@ describe.each(VERSIONS)('the h2o-engine-manager %s Python client, unmodified', (
     ['creates and manages DAI, H2O and notebook engines', 'engines.py', 'engines'],
     ['waits for engines to run, pause, resume, terminate and go', 'lifecycle.py', 'lifecycle'],
     ['runs sandbox engines from an image and a template', 'sandbox_engines.py', 'sandbox'],
+    ['exposes ports of a sandbox engine and reads its metrics', 'sandbox_ports_metrics.py', 'ports'],
   ])('%s', async (_what, script, workspace) => {
     const python = join(CACHE, `python-client-${version}`, 'bin', 'python');
     const { provider } = identity();

@@ -16,6 +16,7 @@ import { startGateway, type Gateway } from '../../gateway/src/gateway.ts';
 import { SERVICE_DEFINITIONS } from '../../gateway/src/grpc/server.ts';
 import { apiHandlers } from '../../gateway/src/services/api.ts';
 import { secretLicense } from '../../gateway/src/license/license-source.ts';
+import type { PublicPorts } from '../../gateway/src/sandbox/port-service.ts';
 import { PodLogs } from '../../gateway/src/store/pod-logs.ts';
 import { ResourceStore } from '../../gateway/src/store/store.ts';
 import type { Cluster, ClusterOptions } from '../cluster/cluster.ts';
@@ -68,6 +69,8 @@ export interface ApiServerOptions {
   authorizer?: Authorizer;
   /** Who is calling; the stand-in development identity when unset. */
   authenticate?: Authenticate;
+  /** Where public sandbox ports are published (the gateway's AIEM_SANDBOX_PORTS_URL). */
+  publicPorts?: PublicPorts;
   /** Also serve the admission webhooks (HTTPS on loopback, a certificate of the cluster's CA). */
   admission?: UserMapping;
 }
@@ -111,6 +114,7 @@ export function useApiServer(options: ApiServerOptions): () => ApiServer {
       authorizer: options.authorizer ?? allowAll,
       podLogs: new PodLogs(cluster().kubeConfig, options.namespace),
       daiLicense: secretLicense(cluster().kubeConfig, options.namespace, 'dai-license'),
+      ...(options.publicPorts === undefined ? {} : { publicPorts: options.publicPorts }),
     });
     const gateway = await startGateway({
       host: '127.0.0.1',

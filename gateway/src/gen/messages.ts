@@ -201,7 +201,7 @@ export const MESSAGES: Readonly<Record<string, readonly FieldRow[]>> = {
   "ai.h2o.engine.v1.ProfileConstraintNumeric": [{"json":"min","kind":"int64"}, {"json":"max","kind":"int64","optional":true}, {"json":"default","kind":"int64"}, {"json":"cumulativeMax","kind":"int64","optional":true}],
   "ai.h2o.engine.v1.ReadFileRequest": [{"json":"name","kind":"string"}, {"json":"path","kind":"string"}],
   "ai.h2o.engine.v1.ReadFileResponse": [{"json":"content","kind":"bytes","output":true}, {"json":"fileInfo","kind":"message","type":"ai.h2o.engine.v1.FileInfo","output":true}],
-  "ai.h2o.engine.v1.ReadMetricsRequest": [{"json":"name","kind":"string"}, {"json":"strictMode","kind":"bool"}],
+  "ai.h2o.engine.v1.ReadMetricsRequest": [{"json":"name","kind":"string"}, {"json":"strictMode","kind":"bool"}, {"json":"diskPath","kind":"string"}],
   "ai.h2o.engine.v1.ReadMetricsResponse": [{"json":"metrics","kind":"message","type":"ai.h2o.engine.v1.Metrics","output":true}],
   "ai.h2o.engine.v1.ReadOutputFramesRequest": [{"json":"name","kind":"string"}],
   "ai.h2o.engine.v1.ReadOutputFramesResponse": [{"json":"frames","kind":"message","type":"ai.h2o.engine.v1.OutputFrame","repeated":true,"output":true}],

@@ -40,7 +40,10 @@ const handlers: Handlers = {
     Promise.resolve(
       new ServerStream(
         (async function* () {
-          yield { stream: OutputStream.OUTPUT_STREAM_STDOUT, data: Buffer.from('hi\n') };
+          yield await Promise.resolve({
+            stream: OutputStream.OUTPUT_STREAM_STDOUT,
+            data: Buffer.from('hi\n'),
+          });
           yield { stream: OutputStream.OUTPUT_STREAM_STDERR, data: Buffer.from('oops\n') };
         })(),
       ),

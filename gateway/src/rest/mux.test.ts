@@ -48,7 +48,10 @@ const handlers: Handlers = {
     Promise.resolve(
       new ServerStream(
         (async function* () {
-          yield { stream: OutputStream.OUTPUT_STREAM_STDOUT, data: Buffer.from('hi\n') };
+          yield await Promise.resolve({
+            stream: OutputStream.OUTPUT_STREAM_STDOUT,
+            data: Buffer.from('hi\n'),
+          });
           yield { stream: OutputStream.OUTPUT_STREAM_STDERR, data: Buffer.from('oops\n') };
           if (String(request['name']).endsWith('/p2')) throw new Error('the sandbox went away');
         })(),

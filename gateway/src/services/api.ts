@@ -1,4 +1,7 @@
-import type { Handlers } from '../call/handler.ts';
+import type { CallContext, Handlers } from '../call/handler.ts';
+import type { SandboxEngine } from '../gen/ai/h2o/engine/v1/sandbox_engine.pb.ts';
+import { KubeUsageSource, metricsService } from '../sandbox/metrics-service.ts';
+import { portService, type PublicPorts } from '../sandbox/port-service.ts';
 import { imageService } from './image-service.ts';
 import {
   daiEngineProfileService,
@@ -25,6 +28,8 @@ import { daiEngineVersionService, h2oEngineVersionService } from './version-serv
 
 /** What the API needs beyond the engines' needs. */
 export interface ApiDeps extends EngineServiceDeps {
+  /** Where public sandbox ports are published; ports can only be internal when unset. */
+  publicPorts?: PublicPorts;
   /** The Driverless AI license of the installation; none when unset. */
   daiLicense?: LicenseSource;
   /** Runs commands in sandbox pods; by default through the store's cluster. */
@@ -62,5 +67,33 @@ export function apiHandlers(deps: ApiDeps): Handlers {
     ...h2oDriveService(sandboxes.resolver('TRANSFER_DRIVE_FILES')),
     ...h2oSecureStoreService(sandboxes.resolver('REVEAL_SECRETS')),
     ...daiLicenseService(deps.daiLicense),
+    ...sandboxResourceServices(deps, { sandboxes, exec }),
+  };
+}
+
+/** PortService and MetricsService: in-engine services that also read the engine's limits or uid. */
+function sandboxResourceServices(
+  deps: ApiDeps,
+  { sandboxes, exec }: { sandboxes: SandboxEngines; exec: PodExec },
+): Handlers {
+  const { kubeConfig } = deps.store;
+  const engine = async (name: string, context: CallContext): Promise<SandboxEngine> =>
+    (await sandboxes.reach(name, context)).engine;
+  return {
+    ...portService({
+      resolve: sandboxes.resolver('EXPOSE_PORTS'),
+      engine,
+      kubeConfig,
+      namespace: deps.store.namespace,
+      publicPorts: deps.publicPorts,
+      ...(deps.now === undefined ? {} : { now: deps.now }),
+    }),
+    ...metricsService({
+      resolve: sandboxes.resolver('READ_METRICS'),
+      engine,
+      exec,
+      usage: new KubeUsageSource(kubeConfig),
+      ...(deps.now === undefined ? {} : { now: deps.now }),
+    }),
   };
 }

@@ -30,6 +30,11 @@ export interface ReadMetricsRequest {
   name: string;
   /** Whether to fail when some metrics cannot be collected; by default those read as zero. */
   strictMode: boolean;
+  /**
+   * Absolute path, within the sandbox, of the filesystem whose disk usage to report; "/" (the
+   * sandbox root) when empty. Sent by the 1.4.0 client; later clients never set it.
+   */
+  diskPath: string;
 }
 
 /** The resource usage of a sandbox engine. */
@@ -39,7 +44,7 @@ export interface ReadMetricsResponse {
 }
 
 function createBaseReadMetricsRequest(): ReadMetricsRequest {
-  return { name: "", strictMode: false };
+  return { name: "", strictMode: false, diskPath: "" };
 }
 
 export const ReadMetricsRequest: MessageFns<ReadMetricsRequest> = {
@@ -49,6 +54,9 @@ export const ReadMetricsRequest: MessageFns<ReadMetricsRequest> = {
     }
     if (message.strictMode !== false) {
       writer.uint32(16).bool(message.strictMode);
+    }
+    if (message.diskPath !== "") {
+      writer.uint32(26).string(message.diskPath);
     }
     return writer;
   },
@@ -82,6 +90,14 @@ export const ReadMetricsRequest: MessageFns<ReadMetricsRequest> = {
             message.strictMode = reader.bool();
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.diskPath = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -101,6 +117,7 @@ export const ReadMetricsRequest: MessageFns<ReadMetricsRequest> = {
     const message = createBaseReadMetricsRequest();
     message.name = object.name ?? "";
     message.strictMode = object.strictMode ?? false;
+    message.diskPath = object.diskPath ?? "";
     return message;
   },
 };
