@@ -138,27 +138,29 @@ describe("administrators' programs", () => {
 describe('content column', () => {
   const wide = { width: 1440, height: 900 };
 
-  test.each([...CREATE_PAGES, 'py/dai_examples', 'administration/configuration'])(
-    'at 1440 px, /%s shows every Python program without sideways scrolling',
-    async (path) => {
-      const page = await site().newPage({ viewport: wide });
-      await openPage(page, site().at(path));
-      // Open the folds, so that their programs are laid out too.
-      for (const summary of await page.locator('article details > summary').all()) await summary.click();
-      const scrolling = await page
-        .locator('article pre.language-python')
-        .evaluateAll((blocks) =>
-          blocks
-            .filter((block) => block.scrollWidth > block.clientWidth + 1)
-            .map((block) => block.textContent.slice(0, 60)),
-        );
-      expect(scrolling).toEqual([]);
-      const column = await page
-        .locator('article')
-        .evaluate((article) => article.getBoundingClientRect().width);
-      expect(column).toBeGreaterThanOrEqual(820);
-    },
-  );
+  test.each([
+    ...CREATE_PAGES,
+    'py/dai_examples',
+    'administration/configuration',
+    'user-guide/sandbox-engine/run-processes/',
+    'user-guide/sandbox-engine/sandbox-files/',
+    'administration/sandbox-engines',
+  ])('at 1440 px, /%s shows every Python program without sideways scrolling', async (path) => {
+    const page = await site().newPage({ viewport: wide });
+    await openPage(page, site().at(path));
+    // Open the folds, so that their programs are laid out too.
+    for (const summary of await page.locator('article details > summary').all()) await summary.click();
+    const scrolling = await page
+      .locator('article pre.language-python')
+      .evaluateAll((blocks) =>
+        blocks
+          .filter((block) => block.scrollWidth > block.clientWidth + 1)
+          .map((block) => block.textContent.slice(0, 60)),
+      );
+    expect(scrolling).toEqual([]);
+    const column = await page.locator('article').evaluate((article) => article.getBoundingClientRect().width);
+    expect(column).toBeGreaterThanOrEqual(820);
+  });
 
   test('at the default desktop size the table of contents still shows beside the page', async () => {
     const page = await site().newPage({ viewport: DESKTOP });

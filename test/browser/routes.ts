@@ -35,6 +35,10 @@ export const SITE_ROUTES: readonly string[] = [
   'user-guide/h2o-engine/manage-h2o-engine/',
   'user-guide/notebook-engine/create-notebook-engine/',
   'user-guide/notebook-engine/manage-notebook-engine/',
+  'user-guide/sandbox-engine/create-sandbox-engine/',
+  'user-guide/sandbox-engine/run-processes/',
+  'user-guide/sandbox-engine/sandbox-files/',
+  'user-guide/sandbox-engine/ports-metrics-and-services/',
   'user-guide/kubectl-and-gitops',
   'py/installation',
   'py/initialization',
@@ -64,6 +68,7 @@ export const SITE_ROUTES: readonly string[] = [
   'administration/configuration',
   'administration/permissions',
   'administration/kubernetes-access',
+  'administration/sandbox-engines',
 ];
 
 /** Where the home page's "Get started" leads. */

@@ -57,6 +57,10 @@ const EXAMPLES_RUN: Record<string, Example> = {
   'h2o_manage.py': { as: 'alice', after: ['admin_h2o.py', 'h2o_create.py'] },
   'notebook_create.py': { as: 'alice', after: ['admin_notebook.py'] },
   'notebook_manage.py': { as: 'alice', after: ['admin_notebook.py', 'notebook_create.py'] },
+  'admin_sandbox.py': { as: 'admin', after: [] },
+  'sandbox_create.py': { as: 'alice', after: ['admin_sandbox.py'] },
+  'sandbox_process.py': { as: 'alice', after: ['admin_sandbox.py', 'sandbox_create.py'] },
+  'sandbox_files.py': { as: 'alice', after: ['admin_sandbox.py', 'sandbox_create.py'] },
   'rest/dai_create.sh': { as: 'alice', after: ['admin_dai.py'] },
   'rest/dai_pause.sh': { as: 'alice', after: ['admin_dai.py', 'rest/dai_create.sh'] },
   'rest/h2o_create.sh': { as: 'alice', after: ['admin_h2o.py'] },
@@ -194,7 +198,7 @@ describe(`the documentation examples with h2o-engine-manager ${DOCUMENTED_CLIENT
         // The simulated nodes are shared by every example: free them for the next one.
         await cluster().kubectl([
           'delete',
-          'daiengines,h2oengines,notebookengines',
+          'daiengines,h2oengines,notebookengines,sandboxengines',
           '--all',
           '--namespace',
           namespace,
