@@ -30,6 +30,19 @@ const api = useApiServer({
   publicPorts: { url: 'https://ports.compat.example' },
 });
 
+/** The identity provider and each account's refresh token: every run logs in anew, as `login_custom` does. */
+async function clientEnv(): Promise<NodeJS.ProcessEnv> {
+  const { provider } = identity();
+  return {
+    ...process.env,
+    AIEM_ISSUER_URL: provider.issuer,
+    AIEM_CLIENT_ID: provider.clientId,
+    AIEM_ADMIN_REFRESH_TOKEN: await provider.refreshToken('admin'),
+    AIEM_USER_REFRESH_TOKEN: await provider.refreshToken('user'),
+    AIEM_OTHER_REFRESH_TOKEN: await provider.refreshToken('other'),
+  };
+}
+
 describe.each(VERSIONS)('the h2o-engine-manager %s Python client, unmodified', (version) => {
   test.each([
     [
@@ -48,16 +61,7 @@ describe.each(VERSIONS)('the h2o-engine-manager %s Python client, unmodified', (
     ['exposes ports of a sandbox engine and reads its metrics', 'sandbox_ports_metrics.py', 'ports'],
   ])('%s', async (_what, script, workspace) => {
     const python = join(CACHE, `python-client-${version}`, 'bin', 'python');
-    const { provider } = identity();
-    // Each run logs in anew with the refresh tokens, as `login_custom` does for users.
-    const env = {
-      ...process.env,
-      AIEM_ISSUER_URL: provider.issuer,
-      AIEM_CLIENT_ID: provider.clientId,
-      AIEM_ADMIN_REFRESH_TOKEN: await provider.refreshToken('admin'),
-      AIEM_USER_REFRESH_TOKEN: await provider.refreshToken('user'),
-      AIEM_OTHER_REFRESH_TOKEN: await provider.refreshToken('other'),
-    };
+    const env = await clientEnv();
     const { stdout } = await promisify(execFile)(
       python,
       [join(HERE, script), api().gateway.restUrl, `${workspace}-${version.replaceAll('.', '-')}`],
@@ -77,13 +81,7 @@ describe.each(VERSIONS)('the h2o-engine-manager %s Python client, unmodified', (
 
   test('reads the Driverless AI license: none until an administrator provides one, then its metadata', async () => {
     const python = join(CACHE, `python-client-${version}`, 'bin', 'python');
-    const { provider } = identity();
-    const env = {
-      ...process.env,
-      AIEM_ISSUER_URL: provider.issuer,
-      AIEM_CLIENT_ID: provider.clientId,
-      AIEM_USER_REFRESH_TOKEN: await provider.refreshToken('user'),
-    };
+    const env = await clientEnv();
     const read = async (): Promise<string> =>
       (
         await promisify(execFile)(python, [join(HERE, 'dai_license.py'), api().gateway.restUrl], { env })

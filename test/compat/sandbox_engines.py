@@ -5,14 +5,12 @@ An administrator defines a sandbox image and template; a user creates a sandbox 
 it to run, is refused H2O Drive and Secure Store (no backend here), terminates and deletes it;
 another user never sees it. Prints one line per step and exits non-zero on the first mismatch.
 """
-import inspect
 import json
 import sys
 import threading
-import time
 
 from compat_login import connection
-from h2o_engine_manager.clients.exception import CustomApiException
+from compat_steps import LIMITS, check, refused, state
 from h2o_engine_manager.clients.sandbox.filesystem.client import FilesystemClient
 from h2o_engine_manager.clients.sandbox.h2o_drive.client import H2ODriveClient
 from h2o_engine_manager.clients.sandbox.h2o_secure_store.client import H2OSecureStoreClient
@@ -32,29 +30,6 @@ parent = f"workspaces/{sys.argv[2]}"
 WAIT = 120
 
 
-def check(step, condition):
-    print(("ok   " if condition else "FAIL ") + step)
-    if not condition:
-        sys.exit(1)
-
-
-def state(engine):
-    return str(engine.state).split(".")[-1]
-
-
-def refused(call):
-    """The status and the error body of a call that must fail."""
-    try:
-        call()
-    except CustomApiException as e:
-        return e.status, json.loads(e.body)
-    return 200, {}
-
-
-# 1.4 templates have no running limit; 1.10 requires one.
-has_running_limit = "max_running_duration" in inspect.signature(SandboxEngineTemplate.__init__).parameters
-limits = {"max_running_duration": "0s"} if has_running_limit else {}
-
 images = SandboxEngineImageClient(admin)
 image = images.create_sandbox_engine_image(
     parent=parent,
@@ -71,7 +46,7 @@ template = templates.create_sandbox_engine_template(
         max_idle_duration="1h",
         milli_cpu_limit=500,
         environmental_variables={"GREETING": "hello"},
-        **limits,
+        **LIMITS,
     ),
     sandbox_engine_template_id="small",
 )
@@ -86,7 +61,7 @@ status, body = refused(
     lambda: templates.create_sandbox_engine_template(
         parent=parent,
         sandbox_engine_template=SandboxEngineTemplate(
-            memory_bytes_limit="1Gi", max_idle_duration="1h", milli_cpu_limit=100, milli_cpu_request=200, **limits
+            memory_bytes_limit="1Gi", max_idle_duration="1h", milli_cpu_limit=100, milli_cpu_request=200, **LIMITS
         ),
         sandbox_engine_template_id="bad",
     )

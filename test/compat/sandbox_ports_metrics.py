@@ -12,7 +12,7 @@ import sys
 import time
 
 from compat_login import connection
-from h2o_engine_manager.clients.exception import CustomApiException
+from compat_steps import LIMITS, check, refused, state
 from h2o_engine_manager.clients.sandbox.metrics.client import MetricsClient
 from h2o_engine_manager.clients.sandbox.port.client import PortClient
 from h2o_engine_manager.clients.sandbox.port.port import Port
@@ -31,28 +31,6 @@ WAIT = 120
 MEMORY_LIMIT = 1024**3
 
 
-def check(step, condition):
-    print(("ok   " if condition else "FAIL ") + step)
-    if not condition:
-        sys.exit(1)
-
-
-def state(resource):
-    return str(resource.state).split(".")[-1]
-
-
-def refused(call):
-    """The status and the error body of a call that must fail."""
-    try:
-        call()
-    except CustomApiException as e:
-        return e.status, json.loads(e.body)
-    return 200, {}
-
-
-has_running_limit = "max_running_duration" in inspect.signature(SandboxEngineTemplate.__init__).parameters
-limits = {"max_running_duration": "0s"} if has_running_limit else {}
-
 image = SandboxEngineImageClient(admin).create_sandbox_engine_image(
     parent=parent,
     sandbox_engine_image=SandboxEngineImage(image="python:3.12-slim"),
@@ -61,7 +39,7 @@ image = SandboxEngineImageClient(admin).create_sandbox_engine_image(
 template = SandboxEngineTemplateClient(admin).create_sandbox_engine_template(
     parent=parent,
     sandbox_engine_template=SandboxEngineTemplate(
-        memory_bytes_limit="1Gi", max_idle_duration="1h", milli_cpu_limit=500, **limits
+        memory_bytes_limit="1Gi", max_idle_duration="1h", milli_cpu_limit=500, **LIMITS
     ),
     sandbox_engine_template_id="small",
 )
