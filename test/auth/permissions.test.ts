@@ -153,7 +153,8 @@ function catalogueRows(kind: string, body: () => Message, update: { field: strin
 
 /**
  * In-engine calls on a sandbox that is not running (no operator here): a caller allowed the call
- * learns that it is not running — or, for a process, that there is none — never a permission error.
+ * learns that it is not running — or, for reads of processes, which outlive their run, that there
+ * is none — never a permission error.
  */
 function inEngineRows(
   action: string,
@@ -588,14 +589,13 @@ ROWS.push(
   ]),
   ...inEngineRows('EXPOSE_PORTS', [
     { rpc: 'PortService.CreatePort', request: (e) => ({ parent: e, portId: '8080', port: {} }) },
-    { rpc: 'PortService.GetPort', request: (e) => ({ name: `${e}/ports/8080` }), outcome: Code.NOT_FOUND },
-    { rpc: 'PortService.ListPorts', request: (e) => ({ parent: e }), outcome: Code.OK },
+    { rpc: 'PortService.GetPort', request: (e) => ({ name: `${e}/ports/8080` }) },
+    { rpc: 'PortService.ListPorts', request: (e) => ({ parent: e }) },
     {
       rpc: 'PortService.UpdatePort',
       request: (e) => ({ port: { name: `${e}/ports/8080`, public: false }, updateMask: 'public' }),
-      outcome: Code.NOT_FOUND,
     },
-    { rpc: 'PortService.DeletePort', request: (e) => ({ name: `${e}/ports/8080` }), outcome: Code.NOT_FOUND },
+    { rpc: 'PortService.DeletePort', request: (e) => ({ name: `${e}/ports/8080` }) },
   ]),
   ...inEngineRows('READ_METRICS', [{ rpc: 'MetricsService.ReadMetrics', request: (e) => ({ name: e }) }]),
   {

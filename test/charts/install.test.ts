@@ -48,7 +48,8 @@ afterAll(async () => {
   await provider?.stop();
   rmSync(scratch, { recursive: true, force: true });
 });
-const cluster = useCluster({ resizeDelayMs: 500 });
+// metrics-server registers metrics.k8s.io, whose PodMetrics the gateway may read (kubectl auth can-i needs it served).
+const cluster = useCluster({ resizeDelayMs: 500, metrics: true });
 
 const kubectl = (args: readonly string[]): Promise<string> => cluster().kubectl(args);
 const identity = (): IdentityProvider => {
@@ -480,5 +481,5 @@ test('helm uninstall removes the workloads, Services, RBAC, ServiceAccounts and 
   ) as { items: unknown[] };
   expect(left.items).toEqual([]);
   const crds = JSON.parse(await kubectl(['get', 'crd', '-l', INSTANCE, '-o', 'json'])) as { items: unknown[] };
-  expect(crds.items).toHaveLength(9);
+  expect(crds.items).toHaveLength(14);
 });

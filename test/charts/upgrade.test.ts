@@ -10,7 +10,7 @@
  * are simulated): what is upgraded here is the chart and what it owns.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -62,7 +62,7 @@ async function chartAt(commit: string): Promise<string> {
   return join(scratch, 'charts', 'ai-engine-manager');
 }
 
-/** What must survive: every resource of the nine kinds by kind and name, with its uid, spec and state. */
+/** What must survive: every resource of every kind by kind and name, with its uid, spec and state. */
 async function resources(): Promise<Record<string, unknown>> {
   const kept: Record<string, unknown> = {};
   for (const plural of ALL_KINDS) {
@@ -83,6 +83,28 @@ async function workloads(): Promise<string[]> {
   return list.items.map((s) => `${s.metadata.name}=${s.metadata.uid}`).sort();
 }
 
+/**
+ * The CRDs of kinds the previous chart lacked: this checkout's gateway serves them and waits for
+ * them. They are put in place as the release's own (Helm's ownership metadata), as the upgrade
+ * would make them, so that the upgrade adopts them.
+ */
+async function adoptableNewCrds(previous: string): Promise<void> {
+  const known = new Set(readdirSync(join(previous, 'templates', 'crds')));
+  for (const file of readdirSync(join(ROOT, 'crds')).filter((f) => !known.has(f))) {
+    const crd = load(readFileSync(join(ROOT, 'crds', file), 'utf8')) as {
+      metadata: { labels?: Record<string, string>; annotations?: Record<string, string> };
+    };
+    crd.metadata.labels = { ...crd.metadata.labels, 'app.kubernetes.io/managed-by': 'Helm' };
+    crd.metadata.annotations = {
+      ...crd.metadata.annotations,
+      'meta.helm.sh/release-name': RELEASE,
+      'meta.helm.sh/release-namespace': NAMESPACE,
+    };
+    await cluster().kubectl(['apply', '-f', '-'], JSON.stringify(crd));
+  }
+  await kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
+}
+
 let rest: (method: string, path: string, body?: unknown) => Promise<RestResponse>;
 
 beforeAll(async () => {
@@ -94,6 +116,7 @@ beforeAll(async () => {
     ['install', RELEASE, previous, '--namespace', NAMESPACE, '--create-namespace', '-f', valuesFile(values()), '--wait', '--timeout', '3m'],
     kubeconfig(),
   );
+  await adoptableNewCrds(previous);
   const env = {
     PATH: process.env['PATH'] ?? '',
     KUBECONFIG: cluster().kubeconfigPath,
