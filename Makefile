@@ -204,11 +204,15 @@ docs-serve: docs-site/build/index.html ## Serve the built docs site at http://12
 ##@ Benchmarks
 
 .PHONY: bench
-bench: bench-api bench-docs ## Run every benchmark
+bench: bench-api bench-sandbox bench-docs ## Run every benchmark
 
 .PHONY: bench-api
 bench-api: deps ## The gateway and the operator against the Kubernetes API alone (ratios, same run)
 	$(NODE) scripts/bench-api.ts
+
+.PHONY: bench-sandbox
+bench-sandbox: deps ## Processes, files and streamed output in a sandbox against pods/exec alone (ratios, same run)
+	$(NODE) scripts/bench-sandbox.ts
 
 .PHONY: bench-docs
 bench-docs: apt-packages docs ## Lighthouse scores of the docs site's home page and a guide page
