@@ -289,6 +289,22 @@ describe('FilesystemService on a sandbox pod', () => {
     expect(readdirSync(host('/locked'))).toEqual([]);
   });
 
+  test('a large write refused before its bytes are read answers why, every time, never UNAVAILABLE', async () => {
+    // The command fails at once, while the megabyte is still arriving on its input.
+    const big = Buffer.alloc(2 * 1024 * 1024, 7);
+    for (let i = 0; i < 10; i++) {
+      const error = await failure('WriteFile', {
+        path: '/no/such/parent/f.bin',
+        content: big,
+        createParentDirectories: false,
+      });
+      expect({ code: error.code, message: error.message }).toEqual({
+        code: Code.NOT_FOUND,
+        message: expect.stringContaining('parent directory does not exist') as unknown,
+      });
+    }
+  });
+
   test("nothing was written outside the pod's root", () => {
     expect(outsideRoot()).toEqual([]);
     expect(() => statSync('/hello.txt')).toThrow();

@@ -57,10 +57,14 @@ head -c "$(($2 + 1))" < "$p"
  * `$1` path, `$2` byte count (read from stdin), `$3` 1 to create only, `$4` 1 to create parents,
  * `$5` mode or empty. The bytes go to a temporary file beside the target, which then replaces it
  * (or is linked in its place, when creating only): a failed write leaves the target as it was.
- * A symbolic link is followed to the file it names.
+ * A symbolic link is followed to the file it names. Whatever the outcome, the script reads all
+ * the bytes sent before it ends: a command that ends with its input still arriving loses its
+ * exit status on the way back (the exec connection is torn down under it).
  */
 export const WRITE_FILE = `${PRELUDE}
 p="$R$1"
+t=""; drained=0
+trap '[ -n "$t" ] && rm -f -- "$t"; [ "$drained" = 1 ] || head -c "$2" > /dev/null' EXIT
 ensure_parent "$p" "$4"
 if [ -L "$p" ]; then p=$(readlink -f -- "$p") || exit 1; fi
 [ -d "$p" ] && exit ${FS_EXIT.IS_DIRECTORY}
@@ -72,8 +76,8 @@ if exists "$p"; then
 fi
 d="\${p%/*}"; d="\${d:-/}"
 t="$d/.aiem-write-$$"
-trap 'rm -f -- "$t"' EXIT
-head -c "$2" > "$t" || exit 1
+head -c "$2" > "$t"; r=$?; drained=1
+[ "$r" = 0 ] || exit 1
 [ "$(wc -c < "$t")" -eq "$2" ] || exit ${FS_EXIT.SHORT_INPUT}
 chmod "\${m:-0644}" -- "$t" || exit 1
 if [ "$3" = 1 ]; then
