@@ -124,7 +124,11 @@ try {
 
   const path = '/workspace/bench.bin';
   const apiFile = async (): Promise<void> => {
-    await rest('POST', `${engine}/filesystem:writeFile`, { path, content: FILE.toString('base64') });
+    await rest('POST', `${engine}/filesystem:writeFile`, {
+      path,
+      content: FILE.toString('base64'),
+      createParentDirectories: true,
+    });
     const read = await rest('GET', `${engine}/filesystem:readFile?path=${encodeURIComponent(path)}`);
     if (Buffer.from(read['content'] as string, 'base64').length !== FILE.length)
       throw new Error('short read');

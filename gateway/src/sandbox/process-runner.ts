@@ -58,6 +58,8 @@ interface Run {
 
 export class ProcessRunner {
   private readonly runs = new Map<string, Run>();
+  /** Callers waiting for a process of theirs to start here (a stream opened while it was pending). */
+  private readonly waiting = new Map<string, Set<() => void>>();
   private readonly exec: PodExec;
   private readonly store: ProcessStore;
   private readonly onChange: (processName: string) => Promise<void>;
@@ -84,6 +86,26 @@ export class ProcessRunner {
     return this.runs.get(name)?.log;
   }
 
+  /**
+   * Resolves when this replica starts the process, or after `ms` (another replica may start it),
+   * or when `signal` aborts: whichever comes first.
+   */
+  startedOrAfter(name: string, ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const waiters = this.waiting.get(name) ?? new Set<() => void>();
+      const done = (): void => {
+        clearTimeout(timer);
+        waiters.delete(done);
+        signal?.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      waiters.add(done);
+      this.waiting.set(name, waiters);
+      signal?.addEventListener('abort', done, { once: true });
+    });
+  }
+
   /** Resolves once a process this replica runs has ended and its outcome is stored. */
   async ended(name: string): Promise<boolean> {
     const run = this.runs.get(name);
@@ -102,6 +124,8 @@ export class ProcessRunner {
     const output = new OutputLog();
     const ended = this.follow(process, { id, target, output });
     this.runs.set(process.name, { log: output, ended });
+    for (const wake of this.waiting.get(process.name) ?? []) wake();
+    this.waiting.delete(process.name);
     this.forgetOldest();
     await this.onChange(process.name).catch((error: unknown) => {
       log.warn({ err: error, process: process.name }, 'could not mark the engine busy');

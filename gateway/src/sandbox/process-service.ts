@@ -283,7 +283,7 @@ async function* streamed(
       return;
     }
     if (signal?.aborted === true) return;
-    await pause(POLL_MS, signal);
+    await processes.runner.startedOrAfter(name, POLL_MS, signal);
   }
 }
 
