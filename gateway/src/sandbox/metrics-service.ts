@@ -15,7 +15,7 @@ import type { Collected, DiskUsage } from './metrics.ts';
 import type { PodMetricsObject, UsageSample } from './metrics.ts';
 import { sandboxScript, type PodExec } from './pod-exec.ts';
 import { sandboxPath } from './sandbox-path.ts';
-import type { ResolveSandbox, SandboxTarget } from './target.ts';
+import type { ReachSandbox, SandboxTarget } from './target.ts';
 
 /** How long the disk measurement may take before it counts as missing. */
 const DF_TIMEOUT_MS = 15_000;
@@ -30,9 +30,8 @@ export interface UsageSource {
 
 /** What the MetricsService needs. */
 export interface MetricsDeps {
-  resolve: ResolveSandbox;
-  /** The engine the caller reaches (after `resolve` allowed the call). */
-  engine: (name: string, context: CallContext) => Promise<SandboxEngine>;
+  /** Checks the call (permission, owner, running): the engine and where it runs. */
+  reach: ReachSandbox;
   exec: PodExec;
   usage: UsageSource;
   now?: () => Date;
@@ -55,8 +54,7 @@ async function readMetrics(
 ): Promise<ReadMetricsResponse> {
   // 1.4.0 clients may name the filesystem to measure; it is confined to the sandbox like file paths.
   const diskPath = request.diskPath === '' ? '/' : sandboxPath('disk_path', request.diskPath);
-  const target = await deps.resolve(request.name, context);
-  const engine = await deps.engine(request.name, context);
+  const { engine, target } = await deps.reach(request.name, context);
   const collected = await collect(deps, target, engine, diskPath);
   const missing = missingParts(collected);
   if (request.strictMode && missing.length > 0) {

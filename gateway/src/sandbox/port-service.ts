@@ -35,7 +35,6 @@ import type {
   UpdatePortRequest,
   UpdatePortResponse,
 } from '../gen/ai/h2o/engine/v1/port_service.pb.ts';
-import type { SandboxEngine } from '../gen/ai/h2o/engine/v1/sandbox_engine.pb.ts';
 import { page } from '../list/pagination.ts';
 import { objectName } from '../store/names.ts';
 import { storeError } from '../store/store-errors.ts';
@@ -60,7 +59,7 @@ import {
   type PortKey,
   type PortRecord,
 } from './ports.ts';
-import type { ResolveSandbox, SandboxTarget } from './target.ts';
+import type { ReachSandbox, SandboxTarget } from './target.ts';
 
 /** The gateway setting that publishes ports; public ports need it. */
 export const PORTS_URL_SETTING = 'AIEM_SANDBOX_PORTS_URL';
@@ -75,10 +74,8 @@ export interface PublicPorts {
 
 /** What the PortService needs. */
 export interface PortDeps {
-  /** The in-engine resolver with the EXPOSE_PORTS action. */
-  resolve: ResolveSandbox;
-  /** The engine the caller reaches (after `resolve` allowed the call). */
-  engine: (name: string, context: CallContext) => Promise<SandboxEngine>;
+  /** Checks the call (EXPOSE_PORTS, owner, running): the engine and where it runs. */
+  reach: ReachSandbox;
   kubeConfig: KubeConfig;
   namespace: string;
   publicPorts?: PublicPorts | undefined;
@@ -115,8 +112,7 @@ class PortObjects {
 
   /** Checks the call (permission, owner, running) and identifies the engine's ports. */
   async engine(engineName: string, context: CallContext): Promise<EngineRef> {
-    const target = await this.deps.resolve(engineName, context);
-    const engine = await this.deps.engine(engineName, context);
+    const { engine, target } = await this.deps.reach(engineName, context);
     const [, workspace = '', , engineId = ''] = engineName.split('/');
     const engineObject = objectName(workspace, engineId) ?? '';
     return {

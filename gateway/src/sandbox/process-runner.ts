@@ -43,11 +43,6 @@ export function startArgv(id: string, process: Process): string[] {
   ]);
 }
 
-/** The state an exit code means: 0 succeeded; anything else (a signal too) failed. */
-export function endState(exitCode: number): Process_State {
-  return exitCode === 0 ? Process_State.STATE_SUCCEEDED : Process_State.STATE_FAILED;
-}
-
 /** How many finished processes' output stays in memory for fast reads (the rest from the resource). */
 const KEPT_ENDED = 200;
 

@@ -144,8 +144,8 @@ class Processes {
   }
 
   /** The output so far: live from this replica's log, else as stored with the ended process. */
-  async output(name: string, stored: StoredProcess): Promise<readonly Chunk[]> {
-    return this.runner.logOf(name)?.frames ?? Promise.resolve(stored.output.frames);
+  output(name: string, stored: StoredProcess): readonly Chunk[] {
+    return this.runner.logOf(name)?.frames ?? stored.output.frames;
   }
 }
 
@@ -318,12 +318,12 @@ export function processService(deps: ProcessServiceDeps): Handlers {
       const stored = await processes.read(name, context);
       const stream =
         (request['outputStream'] as OutputStream | undefined) ?? OutputStream.OUTPUT_STREAM_COMBINED;
-      return { data: selected(await processes.output(name, stored), stream) };
+      return { data: selected(processes.output(name, stored), stream) };
     },
     [rpc('ReadOutputFrames')]: async (request, context) => {
       const name = request['name'] as string;
       const stored = await processes.read(name, context);
-      return { frames: asFrames(await processes.output(name, stored)) };
+      return { frames: asFrames(processes.output(name, stored)) };
     },
     [rpc('StreamOutput')]: async (request, context) => {
       const name = request['name'] as string;

@@ -1,5 +1,4 @@
-import type { CallContext, Handlers } from '../call/handler.ts';
-import type { SandboxEngine } from '../gen/ai/h2o/engine/v1/sandbox_engine.pb.ts';
+import type { Handlers } from '../call/handler.ts';
 import { KubeUsageSource, metricsService } from '../sandbox/metrics-service.ts';
 import { portService, type PublicPorts } from '../sandbox/port-service.ts';
 import { imageService } from './image-service.ts';
@@ -77,20 +76,16 @@ function sandboxResourceServices(
   { sandboxes, exec }: { sandboxes: SandboxEngines; exec: PodExec },
 ): Handlers {
   const { kubeConfig } = deps.store;
-  const engine = async (name: string, context: CallContext): Promise<SandboxEngine> =>
-    (await sandboxes.reach(name, context)).engine;
   return {
     ...portService({
-      resolve: sandboxes.resolver('EXPOSE_PORTS'),
-      engine,
+      reach: sandboxes.reacher('EXPOSE_PORTS'),
       kubeConfig,
       namespace: deps.store.namespace,
       publicPorts: deps.publicPorts,
       ...(deps.now === undefined ? {} : { now: deps.now }),
     }),
     ...metricsService({
-      resolve: sandboxes.resolver('READ_METRICS'),
-      engine,
+      reach: sandboxes.reacher('READ_METRICS'),
       exec,
       usage: new KubeUsageSource(kubeConfig),
       ...(deps.now === undefined ? {} : { now: deps.now }),

@@ -29,7 +29,7 @@ import { annotationProblem, checkDisplayName, resourceIdProblem } from '../valid
 import { SANDBOX_CONTAINER, sandboxPodName } from '../../../shared/workloads.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { Code } from '../errors/code.ts';
-import type { ResolveSandbox, SandboxTarget } from '../sandbox/target.ts';
+import type { ReachSandbox, ResolveSandbox, SandboxTarget } from '../sandbox/target.ts';
 import { objectName } from '../store/names.ts';
 import { resolveReference } from './references.ts';
 import { parentWorkspace, wireNames, workspaceOf, type ServiceDeps } from './resource-service.ts';
@@ -67,10 +67,6 @@ export class SandboxEngines {
 
   constructor(deps: ServiceDeps) {
     this.deps = deps;
-  }
-
-  now(): Date {
-    return this.deps.now?.() ?? new Date();
   }
 
   /** The workspace of a well-formed engine name; INVALID_ARGUMENT naming `field` otherwise. */
@@ -130,7 +126,12 @@ export class SandboxEngines {
 
   /** {@link inEngine} for calls that act in a running engine, as the in-engine services take it. */
   resolver(action: string): ResolveSandbox {
-    return async (name, context) => (await this.inEngine(name, context, { action, running: true })).target;
+    return async (name, context) => (await this.reacher(action)(name, context)).target;
+  }
+
+  /** {@link resolver}, answering the engine too. */
+  reacher(action: string): ReachSandbox {
+    return (name, context) => this.inEngine(name, context, { action, running: true });
   }
 
   async visible(workspace: string, context: CallContext): Promise<SandboxEngine[]> {

@@ -241,15 +241,15 @@ function podExtras(
   const isolation = kind.isolation?.(engine, settings);
   const volumes = [...filesVolume(configMap), ...secretVolume(kind, settings), ...(isolation?.volumes ?? [])];
   return {
-    ...only('serviceAccountName', settings.engineServiceAccount),
-    ...only('imagePullSecrets', secrets.length > 0 ? secrets.map((name) => ({ name })) : undefined),
-    ...only('runtimeClassName', isolation?.runtimeClassName),
-    ...only('volumes', volumes.length > 0 ? volumes : undefined),
+    ...whenSet('serviceAccountName', settings.engineServiceAccount),
+    ...whenSet('imagePullSecrets', secrets.length > 0 ? secrets.map((name) => ({ name })) : undefined),
+    ...whenSet('runtimeClassName', isolation?.runtimeClassName),
+    ...whenSet('volumes', volumes.length > 0 ? volumes : undefined),
   };
 }
 
 /** `{ [key]: value }`, or nothing when the value is unset: applied objects leave out what is not set. */
-function only<V>(key: string, value: V | undefined): Record<string, V> {
+function whenSet<V>(key: string, value: V | undefined): Record<string, V> {
   return value === undefined ? {} : { [key]: value };
 }
 
