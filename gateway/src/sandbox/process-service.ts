@@ -5,11 +5,6 @@
  * need a running engine; reads work as long as the engine exists.
  */
 import { randomBytes } from 'node:crypto';
-import {
-  RESOURCE_KINDS,
-  LAST_ACTIVITY_ANNOTATION,
-  RUNNING_PROCESSES_ANNOTATION,
-} from '../../../shared/resources.ts';
 import { ServerStream, type CallContext, type Handler, type Handlers } from '../call/handler.ts';
 import { ApiError, invalidArgument, invalidFields, type FieldViolation } from '../errors/api-error.ts';
 import { Code } from '../errors/code.ts';
@@ -23,6 +18,7 @@ import { asFrames, selected, type Chunk } from './output-log.ts';
 import type { PodExec } from './pod-exec.ts';
 import { ProcessRunner } from './process-runner.ts';
 import { ProcessSweeper } from './process-sweeper.ts';
+import { recountRunning } from './running-count.ts';
 import { parseProcessName, ProcessStore, type StoredProcess } from './process-store.ts';
 import { sandboxPath } from './sandbox-path.ts';
 
@@ -120,16 +116,8 @@ class Processes {
    * Keeps the engine's count of running processes (and its last activity) current: a sandbox
    * with a running process is never idle, and its idle time counts from the last one's end.
    */
-  private async recount(processName: string): Promise<void> {
-    const parts = parseProcessName(processName);
-    if (parts === undefined) return;
-    const running = (await this.store.list(parts.workspace, parts.engine)).filter(
-      (p) => p.state === Process_State.STATE_RUNNING,
-    ).length;
-    await this.deps.store.annotate(RESOURCE_KINDS.SandboxEngine, engineOf(processName), {
-      [RUNNING_PROCESSES_ANNOTATION]: String(running),
-      [LAST_ACTIVITY_ANNOTATION]: this.now().toISOString(),
-    });
+  private recount(processName: string): Promise<void> {
+    return recountRunning({ processes: this.store, store: this.deps.store }, processName, this.now());
   }
 
   /** The process once it has ended: followed here if this replica runs it, else polled. */

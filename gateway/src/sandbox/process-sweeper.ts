@@ -6,11 +6,6 @@
  * pid no longer answers in its sandbox (or whose sandbox is gone) on two looks in a row — so that
  * a runner about to record a normal end is not overtaken — is recorded FAILED with an explanation.
  */
-import {
-  RESOURCE_KINDS,
-  LAST_ACTIVITY_ANNOTATION,
-  RUNNING_PROCESSES_ANNOTATION,
-} from '../../../shared/resources.ts';
 import { SANDBOX_CONTAINER, sandboxPodName } from '../../../shared/workloads.ts';
 import { OutputStream, Process_State } from '../gen/ai/h2o/engine/v1/process.pb.ts';
 import { log } from '../log.ts';
@@ -19,6 +14,7 @@ import type { ResourceStore } from '../store/store.ts';
 import { sandboxScript, type PodExec } from './pod-exec.ts';
 import { PID_DIR } from './process-runner.ts';
 import { parseProcessName, type ProcessStore } from './process-store.ts';
+import { recountRunning } from './running-count.ts';
 
 /** `$1` id: exits 0 while the process of that id runs. */
 const ALIVE_SCRIPT = `p=$(cat "$R${PID_DIR}/$1.pid" 2>/dev/null) || exit 1
@@ -82,20 +78,9 @@ export class ProcessSweeper {
         truncated: true,
       },
     });
-    const parts = parseProcessName(name);
-    if (parts === undefined) return;
-    const still = (await this.deps.processes.list(parts.workspace, parts.engine)).filter(
-      (p) => p.state === Process_State.STATE_RUNNING,
-    ).length;
-    const engineName = `workspaces/${parts.workspace}/sandboxEngines/${parts.engine}`;
-    await this.deps.store
-      .annotate(RESOURCE_KINDS.SandboxEngine, engineName, {
-        [RUNNING_PROCESSES_ANNOTATION]: String(still),
-        [LAST_ACTIVITY_ANNOTATION]: now.toISOString(),
-      })
-      .catch((error: unknown) => {
-        log.warn({ err: error, engine: engineName }, 'could not recount the running processes of an engine');
-      });
+    await recountRunning(this.deps, name, now).catch((error: unknown) => {
+      log.warn({ err: error, process: name }, 'could not recount the running processes of an engine');
+    });
   }
 
   /** Sweeps every `everyMs` until stopped. */
