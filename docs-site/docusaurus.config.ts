@@ -11,7 +11,7 @@
 import { readFileSync } from 'node:fs';
 import type { Config, PluginConfig } from '@docusaurus/types';
 import type * as Preset from '@docusaurus/preset-classic';
-import { darkCodeTheme, lightCodeTheme } from './src/code-theme';
+import { codeColourCss, codeTheme } from './src/code-theme';
 import { footerLinks, navbarItems } from './src/site-links';
 
 /** The product release these pages describe: the root package's version. */
@@ -83,7 +83,7 @@ const config: Config = {
   markdown: { hooks: { onBrokenMarkdownLinks: 'throw' } },
   i18n: { defaultLocale: 'en', locales: ['en'] },
   customFields: { productVersion },
-  clientModules: ['./src/client/html-endings.ts'],
+  clientModules: ['./src/client/html-endings.ts', './src/client/idle-prefetch.ts'],
   // Rspack and SWC instead of webpack and Babel: the build is several times faster. Faster's
   // parallel page rendering needs the one v4 flag below; the other v4 flags stay off.
   future: {
@@ -109,6 +109,9 @@ const config: Config = {
       tagName: 'meta',
       attributes: { 'http-equiv': 'Content-Security-Policy', content: "img-src 'self' data:" },
     },
+    // Each colour mode's code colours (see src/code-theme.ts), in the page itself: the served
+    // code blocks are coloured for the reader's mode before any style sheet or script arrives.
+    { tagName: 'style', attributes: {}, innerHTML: codeColourCss },
   ],
   presets: [
     [
@@ -134,6 +137,7 @@ const config: Config = {
   ],
   plugins: [
     './src/plugins/html-endings.ts',
+    './src/plugins/prism-out-of-main.ts',
     [
       './src/plugins/api-reference.ts',
       {
@@ -171,8 +175,8 @@ const config: Config = {
     // code blocks' Prism, so an extra language made the server and the browser highlight
     // code blocks differently, and React rendered every page with code a second time.
     prism: {
-      theme: lightCodeTheme,
-      darkTheme: darkCodeTheme,
+      theme: codeTheme,
+      darkTheme: codeTheme,
     },
     ...(algolia && { algolia }),
   } satisfies Preset.ThemeConfig,

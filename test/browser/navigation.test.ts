@@ -234,8 +234,9 @@ describe('loading', () => {
       );
       // Hovering a link is the other trigger: it loads the page's code ahead of the click.
       await page.getByRole('link', { name: 'Get started' }).hover();
+      // The links seen are prefetched one per idle moment, so the page is given two.
       await page.evaluate(
-        () => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))),
+        () => new Promise((resolve) => requestIdleCallback(() => requestIdleCallback(resolve))),
       );
       const prefetchLinks = await page.locator('link[rel="prefetch"]').count();
       if (prefetches) {

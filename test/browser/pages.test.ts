@@ -104,6 +104,19 @@ describe('Python, REST and kubectl tabs', () => {
     await expect(fresh.getByRole('tab', { selected: true }).innerText()).resolves.toBe('kubectl');
   });
 
+  test('the arrow keys move between the tabs and Enter opens one', async () => {
+    const page = await site().newPage();
+    await openPage(page, site().at(CREATE_PAGES[0] ?? ''));
+    await page.getByRole('tab', { name: 'Python' }).focus();
+    await page.keyboard.press('ArrowLeft');
+    await expect(page.evaluate(() => document.activeElement?.textContent)).resolves.toBe('kubectl');
+    await page.keyboard.press('ArrowRight');
+    await page.keyboard.press('ArrowRight');
+    await expect(page.evaluate(() => document.activeElement?.textContent)).resolves.toBe('REST (curl)');
+    await page.keyboard.press('Enter');
+    await expect(page.getByRole('tab', { selected: true }).innerText()).resolves.toBe('REST (curl)');
+  });
+
   test('the page with the DAI engine states also pauses and resumes in all three ways', async () => {
     const page = await site().newPage();
     await openPage(page, site().at('user-guide/dai-engine/manage-dai-engine/'));
@@ -116,6 +129,84 @@ describe('Python, REST and kubectl tabs', () => {
     await expect(page.locator('[role="tabpanel"]:not([hidden]) pre').innerText()).resolves.toContain(
       '"paused":true',
     );
+  });
+});
+
+describe('code blocks', () => {
+  const GUIDE = 'user-guide/dai-engine/create-dai-engine/';
+  /** The first code block's background, and the colour and style of its first keyword. */
+  const codeColours = (page: Page) =>
+    page.evaluate(() => {
+      const pre = document.querySelector('article pre');
+      const keyword = pre?.querySelector('.token.keyword');
+      if (!pre || !keyword) throw new Error('no code block with a keyword on the page');
+      const { color, fontStyle } = getComputedStyle(keyword);
+      return { background: getComputedStyle(pre).backgroundColor, keyword: color, fontStyle };
+    });
+
+  test.each([
+    // GitHub's colours in light mode, Dracula's in dark mode (docs-site/src/code-theme.ts).
+    {
+      mode: 'light',
+      colours: { background: 'rgb(246, 248, 250)', keyword: 'rgb(0, 0, 159)', fontStyle: 'normal' },
+    },
+    {
+      mode: 'dark',
+      colours: { background: 'rgb(40, 42, 54)', keyword: 'rgb(189, 147, 249)', fontStyle: 'italic' },
+    },
+  ])(
+    "are in the $mode colours as served, before the site's scripts run, and stay so",
+    async ({ mode, colours }) => {
+      const inMode = async () => {
+        const page = await site().newPage();
+        await page.addInitScript((chosen) => {
+          localStorage.setItem('theme', chosen);
+        }, mode);
+        return page;
+      };
+      const served = await inMode();
+      // Only the page's own inline script (which sets the colour mode) runs.
+      await served.route('**/assets/js/**', (route) => route.abort());
+      await served.goto(site().at(GUIDE));
+      await expect(codeColours(served)).resolves.toEqual(colours);
+      const started = await inMode();
+      await openPage(started, site().at(GUIDE));
+      await expect(codeColours(started)).resolves.toEqual(colours);
+    },
+  );
+
+  test('the switch recolours the code blocks of the open page', async () => {
+    const page = await site().newPage();
+    await openPage(page, site().at(GUIDE));
+    const light = await codeColours(page);
+    await page.getByRole('button', { name: /Switch between dark and light mode/ }).click();
+    await expect(codeColours(page)).resolves.toEqual({
+      background: 'rgb(40, 42, 54)',
+      keyword: 'rgb(189, 147, 249)',
+      fontStyle: 'italic',
+    });
+    expect(light.background).toBe('rgb(246, 248, 250)');
+  });
+
+  test('are taken over as served when the page starts, not built again', async () => {
+    const page = await site().newPage();
+    await page.addInitScript(() => {
+      document.addEventListener('DOMContentLoaded', () => {
+        (window as unknown as { served: Element | null }).served = document.querySelector('article pre code');
+      });
+    });
+    await openPage(page, site().at(GUIDE));
+    // The copy buttons appear after the page's first effects, which is when the theme built
+    // every code block again.
+    await page.waitForFunction(
+      () => document.querySelectorAll('article button[aria-label*="Copy"]').length > 0,
+    );
+    await expect(
+      page.evaluate(
+        () =>
+          (window as unknown as { served: Element }).served === document.querySelector('article pre code'),
+      ),
+    ).resolves.toBe(true);
   });
 });
 
