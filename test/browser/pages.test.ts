@@ -1,10 +1,15 @@
 /**
  * What makes the pages more than text: the drawn diagrams (present, named for screen readers,
  * painted by the colour mode, inside the page), the Python / REST / kubectl tabs (the reader's
- * choice kept across pages and linkable), the administrators' long programs folded away, and a
- * content column wide enough for the programs.
+ * choice kept across pages and linkable, and by keyboard), code blocks (in the reader's colour
+ * mode as served, in each theme's colours, and taken over without being built again), the
+ * administrators' long programs folded away, and a content column wide enough for the programs.
  */
-import { describe, expect, test } from '@jest/globals';
+import { execFile } from 'node:child_process';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { beforeAll, describe, expect, test } from '@jest/globals';
 import type { Page } from 'playwright-core';
 import { DESKTOP, openPage, useSite } from './site.ts';
 
@@ -23,6 +28,61 @@ const DIAGRAMS: readonly [string, RegExp][] = [
 const CREATE_PAGES = ['dai', 'h2o', 'notebook'].map(
   (kind) => `user-guide/${kind}-engine/create-${kind}-engine/`,
 );
+
+/** A Prism theme's style for a token type (prism-react-renderer's PrismThemeEntry, the part used here). */
+interface ThemeEntry {
+  color?: string;
+  fontStyle?: string;
+}
+/** A Prism theme (prism-react-renderer's PrismTheme, the part used here). */
+interface PrismTheme {
+  plain: ThemeEntry;
+  styles: { types: string[]; style: ThemeEntry }[];
+}
+
+const SITE = join(resolve(dirname(fileURLToPath(import.meta.url)), '..', '..'), 'docs-site');
+
+/**
+ * The site's code themes for each mode (docs-site/src/code-theme.ts), loaded by Node in the
+ * site's own project, where its packages are.
+ */
+async function codeThemes(): Promise<{ light: PrismTheme; dark: PrismTheme }> {
+  const script =
+    "const t = await import('./src/code-theme.ts');" +
+    'console.log(JSON.stringify({ light: t.lightCodeTheme, dark: t.darkCodeTheme }));';
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ['--disable-warning=MODULE_TYPELESS_PACKAGE_JSON', '--input-type=module', '-e', script],
+    {
+      cwd: SITE,
+    },
+  );
+  return JSON.parse(stdout) as { light: PrismTheme; dark: PrismTheme };
+}
+
+/** `#rgb`, `#rrggbb` or `rgb(r, g, b)` as a browser reports a computed colour. */
+function computedColour(colour: string): string {
+  const hex = /^#([0-9a-f]+)$/i.exec(colour)?.[1];
+  if (hex === undefined) return colour;
+  const pairs = (hex.length === 3 ? hex.replace(/./g, '$&$&') : hex).match(/../g) ?? [];
+  return `rgb(${pairs.map((pair) => parseInt(pair, 16)).join(', ')})`;
+}
+
+/**
+ * The colour and font style prism-react-renderer gives a token of `types` under `theme`: the
+ * theme's entries merged per type (a later entry for the same type wins), then the token's
+ * types merged in order; what no type sets is the code's plain style.
+ */
+function prismStyle(theme: PrismTheme, types: string[]): { color: string; fontStyle: string } {
+  const byType = new Map<string, ThemeEntry>([['plain', { color: theme.plain.color }]]);
+  for (const { types: entryTypes, style } of theme.styles)
+    for (const type of entryTypes) byType.set(type, { ...byType.get(type), ...style });
+  const style = types.reduce<ThemeEntry>((merged, type) => ({ ...merged, ...byType.get(type) }), {});
+  return {
+    color: computedColour(style.color ?? theme.plain.color ?? ''),
+    fontStyle: style.fontStyle ?? 'normal',
+  };
+}
 
 /** The colours a diagram's text, boxes and arrows are painted with. */
 function diagramColours(page: Page): Promise<{ text: string; box: string; arrow: string; body: string }> {
@@ -134,6 +194,18 @@ describe('Python, REST and kubectl tabs', () => {
 
 describe('code blocks', () => {
   const GUIDE = 'user-guide/dai-engine/create-dai-engine/';
+  let themes: Promise<{ light: PrismTheme; dark: PrismTheme }>;
+  beforeAll(() => {
+    themes = codeThemes();
+  });
+  /** A page whose reader chose `mode` before. */
+  const inMode = async (mode: string) => {
+    const page = await site().newPage();
+    await page.addInitScript((chosen) => {
+      localStorage.setItem('theme', chosen);
+    }, mode);
+    return page;
+  };
   /** The first code block's background, and the colour and style of its first keyword. */
   const codeColours = (page: Page) =>
     page.evaluate(() => {
@@ -157,19 +229,12 @@ describe('code blocks', () => {
   ])(
     "are in the $mode colours as served, before the site's scripts run, and stay so",
     async ({ mode, colours }) => {
-      const inMode = async () => {
-        const page = await site().newPage();
-        await page.addInitScript((chosen) => {
-          localStorage.setItem('theme', chosen);
-        }, mode);
-        return page;
-      };
-      const served = await inMode();
+      const served = await inMode(mode);
       // Only the page's own inline script (which sets the colour mode) runs.
       await served.route('**/assets/js/**', (route) => route.abort());
       await served.goto(site().at(GUIDE));
       await expect(codeColours(served)).resolves.toEqual(colours);
-      const started = await inMode();
+      const started = await inMode(mode);
       await openPage(started, site().at(GUIDE));
       await expect(codeColours(started)).resolves.toEqual(colours);
     },
@@ -187,6 +252,28 @@ describe('code blocks', () => {
     });
     expect(light.background).toBe('rgb(246, 248, 250)');
   });
+
+  test.each(['light', 'dark'] as const)(
+    'every token on a guide page has the colour and style the %s theme gives its types',
+    async (mode) => {
+      const theme = (await themes)[mode];
+      const page = await inMode(mode);
+      await openPage(page, site().at(GUIDE));
+      const tokens = await page.evaluate(() =>
+        [...document.querySelectorAll('article pre .token')].map((span) => {
+          const { color, fontStyle } = getComputedStyle(span);
+          return {
+            types: [...span.classList].filter((name) => name !== 'token').join(' '),
+            color,
+            fontStyle,
+          };
+        }),
+      );
+      expect(tokens.length).toBeGreaterThan(100);
+      const seen = [...new Map(tokens.map((token) => [token.types, token])).values()];
+      expect(seen).toEqual(seen.map(({ types }) => ({ types, ...prismStyle(theme, types.split(' ')) })));
+    },
+  );
 
   test('are taken over as served when the page starts, not built again', async () => {
     const page = await site().newPage();
