@@ -37,7 +37,7 @@ export const darkCodeTheme = recolour(themes.dracula, {
 /** The colour modes, as the `data-theme` attribute of <html> names them, and their themes. */
 const MODES = { light: lightCodeTheme, dark: darkCodeTheme };
 
-/** What the code text itself takes (the theme's `plain`); the token types are named as Prism names them. */
+/** The name under which the code's own text style (the theme's `plain`) is kept beside the token types. */
 const PLAIN = 'plain';
 
 /**

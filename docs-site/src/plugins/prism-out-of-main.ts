@@ -3,8 +3,8 @@
  * module that registers extra Prism languages imports Prism (and its built-in languages) into the
  * main bundle, where setting it up was a quarter of that script's start-up on a phone. The site
  * registers no extra language (docusaurus.config.ts says why), so that module has nothing to do:
- * it is replaced by an empty one, and Prism comes with the code block's own chunk, only on pages
- * with code and in a task of its own.
+ * it is replaced by an empty one, and Prism comes with the code block's own chunk: only pages
+ * with code load it, and it starts with the page's own code, apart from the site's.
  */
 import { createRequire } from 'node:module';
 import type { LoadContext, Plugin } from '@docusaurus/types';
