@@ -91,6 +91,8 @@ export class ProcessRunner {
       const done = (): void => {
         clearTimeout(timer);
         waiters.delete(done);
+        // The last waiter of a process started elsewhere (or never) leaves no entry behind.
+        if (waiters.size === 0 && this.waiting.get(name) === waiters) this.waiting.delete(name);
         signal?.removeEventListener('abort', done);
         resolve();
       };

@@ -41,8 +41,13 @@ export function parseProcessName(name: string): ProcessName | undefined {
   return { workspace: match[1] ?? '', engine: match[2] ?? '', id: match[3] ?? '' };
 }
 
+/** The name of the engine a process runs in. */
+export function engineName(parts: Pick<ProcessName, 'workspace' | 'engine'>): string {
+  return `workspaces/${parts.workspace}/sandboxEngines/${parts.engine}`;
+}
+
 export function processName(parts: ProcessName): string {
-  return `workspaces/${parts.workspace}/sandboxEngines/${parts.engine}/processes/${parts.id}`;
+  return `${engineName(parts)}/processes/${parts.id}`;
 }
 
 /** A stored process with the output it was stored with. */

@@ -11,7 +11,7 @@ import {
 } from '../../../shared/resources.ts';
 import { Process_State } from '../gen/ai/h2o/engine/v1/process.pb.ts';
 import type { ResourceStore } from '../store/store.ts';
-import { parseProcessName, type ProcessStore } from './process-store.ts';
+import { engineName, parseProcessName, type ProcessStore } from './process-store.ts';
 
 /** Recounts the running processes of the engine `processName` belongs to. */
 export async function recountRunning(
@@ -24,12 +24,8 @@ export async function recountRunning(
   const running = (await deps.processes.list(parts.workspace, parts.engine)).filter(
     (p) => p.state === Process_State.STATE_RUNNING,
   ).length;
-  await deps.store.annotate(
-    RESOURCE_KINDS.SandboxEngine,
-    `workspaces/${parts.workspace}/sandboxEngines/${parts.engine}`,
-    {
-      [RUNNING_PROCESSES_ANNOTATION]: String(running),
-      [LAST_ACTIVITY_ANNOTATION]: now.toISOString(),
-    },
-  );
+  await deps.store.annotate(RESOURCE_KINDS.SandboxEngine, engineName(parts), {
+    [RUNNING_PROCESSES_ANNOTATION]: String(running),
+    [LAST_ACTIVITY_ANNOTATION]: now.toISOString(),
+  });
 }

@@ -29,6 +29,10 @@ function focusTarget(key: string, index: number, count: number): number | undefi
   return undefined;
 }
 
+/** The class a tab's `attributes` add, when they add one. */
+const extraClass = (attributes: { [key: string]: unknown } | undefined): string | undefined =>
+  typeof attributes?.['className'] === 'string' ? attributes['className'] : undefined;
+
 function TabList({ className }: { className: string | undefined }): ReactNode {
   const { selectedValue, selectValue, tabValues, block } = useTabs();
   const { blockElementScrollPositionUntilNextRender } = useScrollPositionBlocker();
@@ -45,8 +49,6 @@ function TabList({ className }: { className: string | undefined }): ReactNode {
     const tab = event.currentTarget.parentElement?.children[target];
     if (tab instanceof HTMLElement) tab.focus();
   };
-  const extraClass = (attributes: { [key: string]: unknown } | undefined) =>
-    typeof attributes?.['className'] === 'string' ? attributes['className'] : undefined;
   return (
     <ul
       role="tablist"
