@@ -43,10 +43,13 @@ function serve(port: number): Server {
         },
       );
     } else if (request.url === '/healthz') send(200, 'ok\n');
-    // Ready: standing by for the lease, or leading with controllers started.
-    else if (request.url === '/readyz')
-      send(!state.leading || state.operator ? 200 : 503, state.leading ? 'leading\n' : 'standby\n');
-    else send(404, 'not found\n');
+    // Ready: standing by while able to take over (the apiserver answers), or leading with
+    // controllers started.
+    else if (request.url === '/readyz') {
+      if (state.leading) send(state.operator ? 200 : 503, 'leading\n');
+      else if (elector.reachable()) send(200, 'standby\n');
+      else send(503, 'standby; the apiserver does not answer\n');
+    } else send(404, 'not found\n');
   });
   server.listen(port, env('AIEM_OPERATOR_HOST', '0.0.0.0'));
   return server;
@@ -63,6 +66,11 @@ const elector = new LeaderElector({
   leaseDurationMs: Number(env('AIEM_LEASE_DURATION_MS', String(LEASE_TIMING.leaseDurationMs))),
   renewDeadlineMs: Number(env('AIEM_LEASE_RENEW_DEADLINE_MS', String(LEASE_TIMING.renewDeadlineMs))),
   retryPeriodMs: Number(env('AIEM_LEASE_RETRY_PERIOD_MS', String(LEASE_TIMING.retryPeriodMs))),
+  // Once per change: a standby that cannot reach the apiserver could not take over.
+  onReachableChange: (reachable, error) => {
+    if (reachable) log.info({ leading: state.leading }, 'Regained contact with the apiserver');
+    else log.warn({ leading: state.leading, err: error }, 'Lost contact with the apiserver');
+  },
 });
 
 async function shutDown(code: number): Promise<never> {

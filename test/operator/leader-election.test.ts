@@ -202,6 +202,81 @@ test('operator processes: one leads and serves metrics, the other stands by and 
 }, 90_000);
 
 /**
+ * A standby is ready only while it could take over: while the apiserver answers its lease reads.
+ * It says so once when it loses the apiserver and once when it has it again, however many
+ * attempts fail in between.
+ */
+test('a standby operator is unready while the apiserver is down, and logs the loss and the return once each', async () => {
+  const namespace = 'standby';
+  await cluster()
+    .kubeConfig.makeApiClient(CoreV1Api)
+    .createNamespace({ body: { metadata: { name: namespace } } });
+  // Another replica leads, for longer than the test: this one stays a standby throughout.
+  const renewTime = new Date().toISOString().replace(/Z$/, '000Z') as unknown as Date;
+  await cluster()
+    .kubeConfig.makeApiClient(CoordinationV1Api)
+    .createNamespacedLease({
+      namespace,
+      body: {
+        metadata: { name: 'ai-engine-manager-operator', namespace },
+        spec: { holderIdentity: 'elsewhere', leaseDurationSeconds: 600, acquireTime: renewTime, renewTime },
+      },
+    });
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}/readyz`;
+  const child = spawn(process.execPath, [resolve(ROOT, 'operator/src/main.ts')], {
+    env: {
+      ...process.env,
+      KUBECONFIG: cluster().kubeconfigPath,
+      AIEM_NAMESPACE: namespace,
+      AIEM_OPERATOR_HOST: '127.0.0.1',
+      AIEM_OPERATOR_PORT: String(port),
+      AIEM_OPERATOR_ID: 'standby',
+      AIEM_LEASE_DURATION_MS: '3000',
+      AIEM_LEASE_RENEW_DEADLINE_MS: '2000',
+      AIEM_LEASE_RETRY_PERIOD_MS: '200',
+      AIEM_LOG_LEVEL: 'info',
+    },
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  const lines: { msg?: string; level?: number }[] = [];
+  child.stdout.on('data', (chunk: Buffer) => {
+    for (const line of chunk.toString().split('\n').filter(Boolean))
+      lines.push(JSON.parse(line) as { msg?: string; level?: number });
+  });
+  const readiness = (status: number, text: string): Promise<true> =>
+    waitFor(
+      async () => {
+        const { status: got, text: body } = await answer(url);
+        return got === status && body === text ? true : undefined;
+      },
+      { what: `${url} to answer ${status} ${JSON.stringify(text)}`, timeoutMs: 30_000 },
+    );
+  const said = (msg: string): number => lines.filter((l) => l.msg === msg).length;
+  try {
+    await readiness(200, 'standby\n');
+    await cluster().restartApiserver(async () => {
+      await readiness(503, 'standby; the apiserver does not answer\n');
+      // Several attempts fail while it is down; the loss is logged once.
+      await waitFor(() => Promise.resolve(said('Lost contact with the apiserver') === 1 || undefined), {
+        what: 'the loss logged',
+      });
+    });
+    await readiness(200, 'standby\n');
+    await waitFor(() => Promise.resolve(said('Regained contact with the apiserver') >= 1 || undefined), {
+      what: 'the return logged',
+    });
+    // A starting apiserver may refuse a request or two before it serves: each change is logged
+    // once, never each attempt.
+    expect(said('Lost contact with the apiserver')).toBe(said('Regained contact with the apiserver'));
+    expect(lines.find((l) => l.msg === 'Lost contact with the apiserver')?.level).toBe(40);
+  } finally {
+    child.kill('SIGTERM');
+    if (child.exitCode === null) await once(child, 'exit');
+  }
+}, 90_000);
+
+/**
  * A quiet, clear start: an operator started before its CRDs are installed (as when `helm install`
  * creates CRDs and Deployments together) waits until the cluster serves its kinds, saying so once
  * per collection in one line, and starts once they are served — no warning, no error and no

@@ -14,6 +14,9 @@
  *   request already on its way.
  * - Every write carries the resourceVersion read, so two candidates can never both win. A replica
  *   that restarts under the same identity takes its own lease back at once.
+ * - A standby can take over only while it reaches the apiserver: {@link LeaderElector.reachable}
+ *   says whether its last attempt got an answer (within renewDeadline), for its readiness, and
+ *   `onReachableChange` hears of each change once, for its log.
  */
 import { CoordinationV1Api, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
 import { statusCode } from '../../../shared/watched-collection.ts';
@@ -30,6 +33,12 @@ export interface LeaderElectionOptions {
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
   now?: () => Date;
+  /**
+   * Called when attempts start or stop getting answers from the apiserver (not on every
+   * attempt): `false` with the error of the first failed attempt, `true` on the first answer
+   * after failures. Not called for the first answer of all.
+   */
+  onReachableChange?: (reachable: boolean, error?: unknown) => void;
 }
 
 /** client-go's defaults. */
@@ -82,7 +91,10 @@ function versionOf(lease: V1Lease | undefined): { resourceVersion?: string } {
 
 export class LeaderElector {
   private readonly api: CoordinationV1Api;
-  private readonly options: Required<Omit<LeaderElectionOptions, 'kubeConfig'>>;
+  private readonly options: Required<Omit<LeaderElectionOptions, 'kubeConfig' | 'onReachableChange'>>;
+  private readonly onReachableChange: ((reachable: boolean, error?: unknown) => void) | undefined;
+  /** Whether the last attempt got an answer; undefined before the first one ends. */
+  private answered: boolean | undefined;
   /** The lease record (its resourceVersion) last seen held by another, and when it was first seen. */
   private observed: { record: string; at: number } | undefined;
 
@@ -98,6 +110,7 @@ export class LeaderElector {
       retryPeriodMs: options.retryPeriodMs ?? LEASE_TIMING.retryPeriodMs,
       now: options.now ?? (() => new Date()),
     };
+    this.onReachableChange = options.onReachableChange;
     const problem = timingProblem(this.options);
     if (problem !== undefined) throw new TypeError(`leader election: ${problem}`);
   }
@@ -106,13 +119,49 @@ export class LeaderElector {
     return this.options.now().getTime();
   }
 
+  /**
+   * Whether the apiserver answered this replica's last lease read or write: a standby that cannot
+   * reach it could not take over, so it is not ready. False before the first answer.
+   */
+  reachable(): boolean {
+    return this.answered === true;
+  }
+
+  /** Records an attempt's outcome, telling `onReachableChange` when it differs from the last. */
+  private noteAnswer(answered: boolean, error?: unknown): void {
+    const before = this.answered;
+    this.answered = answered;
+    if (before === answered || (before === undefined && answered)) return;
+    this.onReachableChange?.(answered, error);
+  }
+
+  /**
+   * One attempt that never hangs past renewDeadline: true when this replica holds the lease
+   * after it; the apiserver's answer (or its absence) is noted either way.
+   */
+  private async attempt(): Promise<boolean> {
+    const { renewDeadlineMs } = this.options;
+    const timeout = new Error(`no answer from the apiserver within ${renewDeadlineMs} ms`);
+    try {
+      const won = await Promise.race([
+        this.tryAcquireOrRenew(),
+        delay(renewDeadlineMs).then(() => Promise.reject(timeout)),
+      ]);
+      this.noteAnswer(true);
+      return won;
+    } catch (error: unknown) {
+      this.noteAnswer(false, error);
+      return false;
+    }
+  }
+
   /** Waits until this replica holds the lease, then keeps renewing it. */
   async acquire(): Promise<Leadership> {
     const { retryPeriodMs, renewDeadlineMs } = this.options;
     let renewedAt: number;
     for (;;) {
       const attempt = this.time();
-      if (await this.tryAcquireOrRenew().catch(() => false)) {
+      if (await this.attempt()) {
         renewedAt = attempt;
         break;
       }
@@ -130,10 +179,7 @@ export class LeaderElector {
         const left = renewedAt + renewDeadlineMs - attempt;
         if (!renewing() || left <= 0) return;
         // A renewal that hangs must not hold the deadline back.
-        const renewed = await Promise.race([
-          this.tryAcquireOrRenew().catch(() => false),
-          delay(left).then(() => false),
-        ]);
+        const renewed = await Promise.race([this.attempt(), delay(left).then(() => false)]);
         if (renewed) renewedAt = attempt;
         else if (!mayAct()) return;
       }
