@@ -3,15 +3,20 @@
  * test cluster's sandbox simulator runs on this host in the pod's own directory.
  */
 import { lstatSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
+import express from 'express';
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { CallContext, Handlers } from '../../gateway/src/call/handler.ts';
 import { ApiError } from '../../gateway/src/errors/api-error.ts';
 import { Code } from '../../gateway/src/errors/code.ts';
 import { FileType, type FileInfo } from '../../gateway/src/gen/ai/h2o/engine/v1/file_info.pb.ts';
 import { filesystemService, MAX_FILE_BYTES } from '../../gateway/src/sandbox/filesystem-service.ts';
+import { restRouter } from '../../gateway/src/rest/mux.ts';
 import { PodExec } from '../../gateway/src/sandbox/pod-exec.ts';
 import type { SandboxTarget } from '../../gateway/src/sandbox/target.ts';
+import { ENTRIES_DIR } from '../cluster/sandbox-simulator.ts';
 import { startSandboxPod } from '../helpers/sandbox-pod.ts';
 import { useCluster } from '../helpers/use-cluster.ts';
 
@@ -67,14 +72,17 @@ const read = (path: string): Promise<{ content: Uint8Array; fileInfo: FileInfo }
   call('ReadFile', { path });
 const host = (path: string): string => join(dir, path);
 
-/** Every file under the sandboxes' folder that is not inside this pod's root. */
+/**
+ * Every file under the sandboxes' folder that is not inside this pod's root, nor one of the
+ * simulator's own entry programs.
+ */
 function outsideRoot(): string[] {
   const sandboxes = dirname(dirname(dir));
   const found: string[] = [];
   const walk = (at: string): void => {
     for (const entry of readdirSync(at, { withFileTypes: true })) {
       const path = join(at, entry.name);
-      if (path === dir) continue;
+      if (path === dir || path === join(sandboxes, ENTRIES_DIR)) continue;
       if (entry.isDirectory()) walk(path);
       else found.push(path);
     }
@@ -234,6 +242,46 @@ describe('FilesystemService on a sandbox pod', () => {
     expect((await failure('Remove', { path: '/', recursive: true })).code).toBe(Code.INVALID_ARGUMENT);
   });
 
+  test('a path below a file is FAILED_PRECONDITION naming the field, in every call, with or without createParentDirectories', async () => {
+    await write('/plain.txt', Buffer.from('p'));
+    await write('/mv-src.txt', Buffer.from('s'));
+    const calls: [string, Record<string, unknown>, string][] = [];
+    for (const path of ['/plain.txt/x', '/plain.txt/a/b']) {
+      for (const createParentDirectories of [false, true]) {
+        calls.push(
+          ['WriteFile', { path, content: Buffer.from('x'), createParentDirectories }, 'path'],
+          ['MakeDirectory', { path, createParentDirectories }, 'path'],
+          [
+            'Move',
+            { sourcePath: '/mv-src.txt', destinationPath: path, createParentDirectories },
+            'destination_path',
+          ],
+        );
+      }
+      calls.push(
+        ['ReadFile', { path }, 'path'],
+        ['StatFile', { path }, 'path'],
+        ['ListDirectory', { path }, 'path'],
+        ['Remove', { path, recursive: true }, 'path'],
+        ['Move', { sourcePath: path, destinationPath: '/elsewhere' }, 'source_path'],
+      );
+    }
+    for (const [rpc, request, field] of calls) {
+      const error = await failure(rpc, request);
+      expect({
+        rpc,
+        request,
+        code: error.code,
+        reason: error.reason,
+        field: error.violations[0]?.field,
+      }).toEqual({ rpc, request, code: Code.FAILED_PRECONDITION, reason: 'NOT_A_DIRECTORY', field });
+      expect(error.message).toMatch(/is below a file: a parent in \w+ is not a directory$/);
+    }
+    expect(readFileSync(host('/plain.txt'), 'utf8')).toBe('p');
+    expect(readFileSync(host('/mv-src.txt'), 'utf8')).toBe('s');
+    expect(readdirSync(dir)).not.toContain('elsewhere');
+  });
+
   test('paths that leave the root, relative paths and NUL bytes are refused before anything runs', async () => {
     const before = resolved.length;
     for (const path of [
@@ -302,6 +350,45 @@ describe('FilesystemService on a sandbox pod', () => {
         code: Code.NOT_FOUND,
         message: expect.stringContaining('parent directory does not exist') as unknown,
       });
+    }
+  });
+
+  test('over REST, a write or a new folder below a file is a 400 naming path, with or without createParentDirectories', async () => {
+    await write('/rest-file.txt', Buffer.from('r'));
+    const app = express();
+    app.use(
+      '/',
+      restRouter(fs, () => Promise.resolve(context.caller)),
+    );
+    const server = app.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/workspaces%2Fw1%2FsandboxEngines%2Fe1`;
+    try {
+      for (const createParentDirectories of [false, true]) {
+        for (const [verb, body] of [
+          [
+            'writeFile',
+            { path: '/rest-file.txt/x', content: 'aGk=', createParentDirectories, overwrite: null },
+          ],
+          ['makeDirectory', { path: '/rest-file.txt/x', createParentDirectories }],
+        ] as const) {
+          const response = await fetch(`${base}/filesystem:${verb}`, {
+            method: 'POST',
+            headers: { 'Content-Type': 'application/json' },
+            body: JSON.stringify(body),
+          });
+          const answer = (await response.json()) as { code: number; details: Record<string, unknown>[] };
+          expect({ verb, createParentDirectories, status: response.status, code: answer.code }).toEqual({
+            verb,
+            createParentDirectories,
+            status: 400,
+            code: Code.FAILED_PRECONDITION,
+          });
+          expect(JSON.stringify(answer.details)).toContain('"field":"path"');
+        }
+      }
+    } finally {
+      server.close();
     }
   });
 

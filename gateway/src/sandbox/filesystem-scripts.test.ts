@@ -28,6 +28,20 @@ describe('failureOf()', () => {
     expect(failureOf({ verb: 'write', path: '/a' }, 1, stderr)).toMatchObject({ code, reason });
   });
 
+  test('a path below a file is FAILED_PRECONDITION naming the field that holds it', () => {
+    const write = failureOf({ verb: 'write', path: '/f/x' }, FS_EXIT.UNDER_FILE, '');
+    expect(write).toMatchObject({ code: Code.FAILED_PRECONDITION, reason: 'NOT_A_DIRECTORY' });
+    expect(write.message).toBe(
+      'Cannot write "/f/x": "/f/x" is below a file: a parent in path is not a directory',
+    );
+    expect(write.violations.map((v) => v.field)).toEqual(['path']);
+    const move = { verb: 'move', path: '/f/x', field: 'source_path', destination: '/g/y' };
+    expect(failureOf(move, FS_EXIT.UNDER_FILE, '').violations[0]?.field).toBe('source_path');
+    const destination = failureOf(move, FS_EXIT.DESTINATION_UNDER_FILE, '');
+    expect(destination.violations[0]).toMatchObject({ field: 'destination_path' });
+    expect(destination.message).toMatch(/^Cannot move "\/f\/x" to "\/g\/y": "\/g\/y" is below a file/);
+  });
+
   test('an unrecognised failure is INTERNAL and shows nothing of the tool’s message', () => {
     const error = failureOf({ verb: 'move', path: '/a', destination: '/b' }, 1, 'secret host detail');
     expect(error.code).toBe(Code.INTERNAL);

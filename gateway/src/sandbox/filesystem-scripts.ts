@@ -24,17 +24,33 @@ export const FS_EXIT = {
   NOT_REGULAR: 71,
   SHORT_INPUT: 72,
   UNREADABLE: 73,
+  /** Something above the path (or the source of a move) is a file, not a directory. */
+  UNDER_FILE: 74,
+  /** Something above the destination of a move is a file, not a directory. */
+  DESTINATION_UNDER_FILE: 75,
 } as const;
 
-/** Helpers every script starts with. */
+/**
+ * Helpers every script starts with. `under_file` exits with `$2` (default
+ * {@link FS_EXIT.UNDER_FILE}) when the nearest existing ancestor of `$1` is not a directory: a
+ * path below a file is the caller's mistake, whatever else is missing (`mkdir -p` would call it
+ * "File exists", and a lookup "No such file"). `ensure_parent` checks that first.
+ */
 const PRELUDE = `
 exists() { [ -e "$1" ] || [ -L "$1" ]; }
 info() { stat -L -c '${STAT_FORMAT}' -- "$1"; }
+under_file() {
+  u="\${1%/*}"
+  while [ -n "$u" ]; do
+    if exists "$u"; then [ -d "$u" ] && return 0; exit "\${2:-${FS_EXIT.UNDER_FILE}}"; fi
+    u="\${u%/*}"
+  done
+}
 ensure_parent() {
   d="\${1%/*}"; d="\${d:-/}"
   [ -d "$d" ] && return 0
+  under_file "$1" "$3"
   if [ "$2" = 1 ]; then mkdir -p -- "$d" || exit 1; return 0; fi
-  exists "$d" && exit ${FS_EXIT.NOT_DIRECTORY}
   exit ${FS_EXIT.PARENT_MISSING}
 }
 `;
@@ -42,7 +58,7 @@ ensure_parent() {
 /** `$1` path, `$2` limit: prints the stat line, a newline, then at most limit + 1 bytes. */
 export const READ_FILE = `${PRELUDE}
 p="$R$1"
-[ -e "$p" ] || exit ${FS_EXIT.NOT_FOUND}
+[ -e "$p" ] || { under_file "$p"; exit ${FS_EXIT.NOT_FOUND}; }
 [ -d "$p" ] && exit ${FS_EXIT.IS_DIRECTORY}
 [ -f "$p" ] || exit ${FS_EXIT.NOT_REGULAR}
 [ -r "$p" ] || exit ${FS_EXIT.UNREADABLE}
@@ -91,14 +107,14 @@ info "$p"
 /** `$1` path: the stat line of what the path names, links followed. */
 export const STAT_FILE = `${PRELUDE}
 p="$R$1"
-[ -e "$p" ] || exit ${FS_EXIT.NOT_FOUND}
+[ -e "$p" ] || { under_file "$p"; exit ${FS_EXIT.NOT_FOUND}; }
 info "$p"
 `;
 
 /** `$1` path: a stat line (links not followed), a newline, the name and a NUL, per entry. */
 export const LIST_DIRECTORY = `${PRELUDE}
 p="$R$1"
-[ -e "$p" ] || exit ${FS_EXIT.NOT_FOUND}
+[ -e "$p" ] || { under_file "$p"; exit ${FS_EXIT.NOT_FOUND}; }
 [ -d "$p" ] || exit ${FS_EXIT.NOT_DIRECTORY}
 { [ -r "$p" ] && [ -x "$p" ]; } || exit ${FS_EXIT.UNREADABLE}
 for f in "$p"/* "$p"/.[!.]* "$p"/..?*; do
@@ -120,7 +136,7 @@ info "$p"
 /** `$1` path, `$2` 1 to remove a directory with its content. A link is removed, not its target. */
 export const REMOVE = `${PRELUDE}
 p="$R$1"
-exists "$p" || exit ${FS_EXIT.NOT_FOUND}
+exists "$p" || { under_file "$p"; exit ${FS_EXIT.NOT_FOUND}; }
 if [ -d "$p" ] && [ ! -L "$p" ]; then
   if [ "$2" = 1 ]; then rm -rf -- "$p" || exit 1; exit 0; fi
   [ -z "$(ls -A -- "$p")" ] || exit ${FS_EXIT.NOT_EMPTY}
@@ -137,7 +153,7 @@ fi
  */
 export const MOVE = `${PRELUDE}
 s="$R$1"; t="$R$2"
-exists "$s" || exit ${FS_EXIT.NOT_FOUND}
+exists "$s" || { under_file "$s"; exit ${FS_EXIT.NOT_FOUND}; }
 if exists "$t"; then
   [ "$3" = 1 ] || exit ${FS_EXIT.EXISTS}
   if [ -L "$t" ]; then rm -f -- "$t" || exit 1
@@ -147,7 +163,7 @@ if exists "$t"; then
   elif [ -d "$s" ] && [ ! -L "$s" ]; then exit ${FS_EXIT.NOT_DIRECTORY}
   fi
 fi
-ensure_parent "$t" "$4"
+ensure_parent "$t" "$4" ${FS_EXIT.DESTINATION_UNDER_FILE}
 # Checked again just before the move: plain mv would move into a directory found there.
 if [ "$3" = 1 ]; then [ -d "$t" ] && [ ! -L "$t" ] && exit ${FS_EXIT.EXISTS}; else exists "$t" && exit ${FS_EXIT.EXISTS}; fi
 mv -f -- "$s" "$t" || exit 1
@@ -160,7 +176,9 @@ export interface FailedAction {
   verb: string;
   /** The path as the API names it (normalised, without the sandbox root). */
   path: string;
-  /** For a move, the destination. */
+  /** The request field that holds `path`: `path` unless told (a move's is `source_path`). */
+  field?: string;
+  /** For a move, the destination (its field is `destination_path`). */
   destination?: string;
 }
 
@@ -221,6 +239,8 @@ const BY_MESSAGE: readonly (readonly [RegExp, Failure])[] = [
  * INTERNAL, with the tool's message kept as the cause for the log, not shown.
  */
 export function failureOf(action: FailedAction, exitCode: number, stderr: string): ApiError {
+  const underFile = underFileFailure(action, exitCode);
+  if (underFile !== undefined) return underFile;
   const known = BY_EXIT[exitCode] ?? BY_MESSAGE.find(([pattern]) => pattern.test(stderr))?.[1];
   const target =
     action.destination === undefined ? `"${action.path}"` : `"${action.path}" to "${action.destination}"`;
@@ -231,4 +251,22 @@ export function failureOf(action: FailedAction, exitCode: number, stderr: string
   }
   const [code, reason, description] = known;
   return new ApiError(code, `Cannot ${action.verb} ${target}: ${description}`, { reason });
+}
+
+/**
+ * A path below a file: FAILED_PRECONDITION (a file where a folder is needed, as the flag-less
+ * write always answered), naming the request field, or undefined for any other exit code.
+ */
+function underFileFailure(action: FailedAction, exitCode: number): ApiError | undefined {
+  const destination = exitCode === FS_EXIT.DESTINATION_UNDER_FILE ? action.destination : undefined;
+  if (exitCode !== FS_EXIT.UNDER_FILE && destination === undefined) return undefined;
+  const field = destination === undefined ? (action.field ?? 'path') : 'destination_path';
+  const path = destination ?? action.path;
+  const description = `"${path}" is below a file: a parent in ${field} is not a directory`;
+  const target =
+    action.destination === undefined ? `"${action.path}"` : `"${action.path}" to "${action.destination}"`;
+  return new ApiError(Code.FAILED_PRECONDITION, `Cannot ${action.verb} ${target}: ${description}`, {
+    reason: 'NOT_A_DIRECTORY',
+    violations: [{ field, description }],
+  });
 }

@@ -166,7 +166,8 @@ async function move(
     flag(request.createParentDirectories),
   ];
   const result = await run(deps, target, { script: MOVE, args });
-  return { fileInfo: statResult({ verb: 'move', path: source, destination }, result, destination) };
+  const action = { verb: 'move', path: source, field: 'source_path', destination };
+  return { fileInfo: statResult(action, result, destination) };
 }
 
 async function listDirectory(
