@@ -2,18 +2,30 @@
  * A stand-in for a sandbox container's runtime: kwok runs no containers, but it serves
  * `pods/exec` by running the command on this host (kwok's `Exec` custom resource). For every pod
  * labelled as a sandbox engine's, this simulator makes a directory of its own under the cluster's
- * run folder and an `Exec` named after the pod that runs commands there as uid/gid 65534, with
- * `AIEM_SANDBOX_ROOT` naming that directory: the gateway's sandbox scripts prefix every path with
- * it (gateway/src/sandbox/pod-exec.ts). The directory goes when the pod does. It also gives the
- * pod a kwok `ResourceUsage`: a constant simulated usage ({@link SIMULATED_SANDBOX_USAGE}) that
- * kwok reports as the container's resource metrics, which metrics-server serves when the cluster
- * runs it (metrics-server.ts).
+ * run folder — the pod's `/`, with its container's volume mounts (`/workspace`, `/home/sandbox`,
+ * `/tmp`) made below it, owned by the sandbox user — and an `Exec` named after the pod that runs
+ * commands there as uid/gid 1000 (the sandbox user of the pod spec; setuid to the number, nothing
+ * is added to the host's users), with `AIEM_SANDBOX_ROOT` naming that directory: the gateway's
+ * sandbox scripts prefix every path with it (gateway/src/sandbox/pod-exec.ts).
  *
- * Warning: the command runs on the host with kwok's rights and environment. The root prefix and
- * the unprivileged user are what keep it inside the directory; never make an Exec without both.
+ * kwok starts a command with its own environment, in its own process group; a container's
+ * commands get the container's environment and die with it. So the `Exec` also names, in
+ * `AIEM_SANDBOX_ENTER`, an entry program written for the pod ({@link entryScript}), through
+ * which every sandbox script runs again: with only the pod's environment
+ * ({@link podEnvironment}: a container's default PATH, the container's variables from the pod
+ * spec, `HOME` mapped into the pod's directory), in a session of its own. When the pod
+ * terminates, every process of those sessions is killed (sandbox-processes.ts), and the
+ * directory and the entry program go.
+ *
+ * It also gives the pod a kwok `ResourceUsage`: a constant simulated usage
+ * ({@link SIMULATED_SANDBOX_USAGE}) that kwok reports as the container's resource metrics, which
+ * metrics-server serves when the cluster runs it (metrics-server.ts).
+ *
+ * Warning: the command runs on the host, with the host's files. The root prefix and the
+ * unprivileged user are what keep it inside the directory; never make an Exec without both.
  */
-import { chmod, chown, mkdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { chmod, chown, mkdir, rm, writeFile } from 'node:fs/promises';
+import { join, posix } from 'node:path';
 import {
   CoreV1Api,
   CustomObjectsApi,
@@ -21,18 +33,30 @@ import {
   type Informer,
   type KubeConfig,
   type ObjectCache,
+  type V1Container,
   type V1Pod,
 } from '@kubernetes/client-node';
 import { ENGINE_KIND_LABEL } from '../../shared/resources.ts';
 import { PodExec, sandboxScript } from '../../gateway/src/sandbox/pod-exec.ts';
+import { killSandboxProcesses } from './sandbox-processes.ts';
 import { waitFor } from './wait.ts';
 
 /** The label value that marks a sandbox engine's pods. */
 export const SANDBOX_KIND = 'SandboxEngine';
-/** The unprivileged user and group that sandbox commands run as on the host ("nobody"). */
-export const SANDBOX_UID = 65534;
+/**
+ * The user and group that sandbox commands run as on the host: the sandbox user of the pod spec
+ * (operator/src/kinds/sandbox-engine.ts), whether or not the host knows it.
+ */
+export const SANDBOX_UID = 1000;
 /** The environment variable that names a sandbox's root directory on the host. */
 export const SANDBOX_ROOT_ENV = 'AIEM_SANDBOX_ROOT';
+/** The environment variable that names the entry program every sandbox script runs through. */
+export const SANDBOX_ENTER_ENV = 'AIEM_SANDBOX_ENTER';
+/**
+ * A container's PATH when its image sets none (the container runtimes' default): every folder in
+ * it is searchable by any user, so a command that is nowhere is "not found" (127).
+ */
+export const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 /** kwok's per-pod exec rule, a namespaced custom resource named after its pod. */
 const EXECS = { group: 'kwok.x-k8s.io', version: 'v1alpha1', plural: 'execs' } as const;
@@ -70,14 +94,94 @@ export function sandboxDir(sandboxesDir: string, pod: PodKey): string {
   return join(sandboxesDir, pod.namespace, pod.name);
 }
 
+/** The folder of the sandboxes' entry programs, in the sandboxes' folder (no namespace starts with "."). */
+export const ENTRIES_DIR = '.enter';
+
+/** Where the entry program of a sandbox pod is: beside the pods' directories, out of their reach. */
+export function entryPath(sandboxesDir: string, pod: PodKey): string {
+  sandboxDir(sandboxesDir, pod); // the same check of the names
+  return join(sandboxesDir, ENTRIES_DIR, pod.namespace, pod.name);
+}
+
+/** The sandbox container of a pod: the first, as the operator makes it. */
+function containerOf(pod: V1Pod): V1Container | undefined {
+  return pod.spec?.containers[0];
+}
+
+/**
+ * The environment a command of the pod's container starts with on a node, as it is on this host:
+ * a runtime's default PATH and the pod's HOSTNAME, then the container's variables from the pod
+ * spec (plain values; `valueFrom` and `$(NAME)` references are not resolved here), with `HOME`
+ * mapped into the pod's directory — programs write below it unasked, and the host's own home must
+ * not be where they do (other absolute paths stay the host's, as the gateway's are rewritten by
+ * the scripts themselves). Last, the sandbox root, which the scripts need and the spec may not
+ * change. Later entries win.
+ */
+export function podEnvironment(pod: V1Pod, dir: string): { name: string; value: string }[] {
+  const declared = (containerOf(pod)?.env ?? []).flatMap((v) =>
+    v.value === undefined ? [] : [{ name: v.name, value: v.value }],
+  );
+  const home = declared.findLast((v) => v.name === 'HOME')?.value ?? '/';
+  return [
+    { name: 'PATH', value: DEFAULT_PATH },
+    { name: 'HOSTNAME', value: podKey(pod).name },
+    ...declared.filter((v) => v.name !== 'HOME' && v.name !== SANDBOX_ROOT_ENV),
+    { name: 'HOME', value: inSandbox(dir, home) },
+    { name: SANDBOX_ROOT_ENV, value: dir },
+  ];
+}
+
+/** A path of the pod (absolute, `..` resolved within it) as the host path below `dir`. */
+function inSandbox(dir: string, path: string): string {
+  const normal = posix.normalize(`/${path}`).replace(/\/+$/, '');
+  return `${dir}${normal}`;
+}
+
+/**
+ * The host directories of the container's scratch mounts (emptyDir volumes: `/workspace` and the
+ * like), below `dir`. Mounts of other volumes (a service account's token, a secret) hold files
+ * that are not simulated, so they are not made.
+ */
+export function mountDirs(pod: V1Pod, dir: string): string[] {
+  const scratch = new Set(
+    (pod.spec?.volumes ?? []).filter((v) => v.emptyDir !== undefined).map((v) => v.name),
+  );
+  return (containerOf(pod)?.volumeMounts ?? [])
+    .filter((m) => scratch.has(m.name))
+    .map((m) => inSandbox(dir, m.mountPath))
+    .filter((d) => d !== dir);
+}
+
+/**
+ * The entry program every sandbox script of the pod runs through (`$AIEM_SANDBOX_ENTER`, see
+ * gateway/src/sandbox/pod-exec.ts): it replaces kwok's environment by exactly `environment` and
+ * gives the command a session, so a process group, of its own (setsid, without a fork: the pid,
+ * exit status and signals stay the command's). The values travel single-quoted.
+ */
+export function entryScript(pod: PodKey, environment: readonly { name: string; value: string }[]): string {
+  const assignments = environment.map(({ name, value }) => quoted(`${name}=${value}`)).join(' ');
+  return [
+    '#!/bin/sh',
+    `# The entry of sandbox pod ${pod.namespace}/${pod.name}'s commands (test/cluster/sandbox-simulator.ts).`,
+    's=$(command -v setsid) || exit 126',
+    `exec env -i ${assignments} "$s" -w "$@"`,
+    '',
+  ].join('\n');
+}
+
+function quoted(text: string): string {
+  return `'${text.replaceAll("'", `'\\''`)}'`;
+}
+
 /**
  * The kwok `Exec` that runs every container's commands in `dir`, as {@link SANDBOX_UID}, with
- * {@link SANDBOX_ROOT_ENV} set to `dir`. It is owned by the pod, so it goes with it.
+ * {@link SANDBOX_ROOT_ENV} set to `dir` and {@link SANDBOX_ENTER_ENV} to the pod's entry program.
+ * It is owned by the pod, so it goes with it.
  *
  * @throws Error when `dir` is not an absolute directory below `/`: without a root, commands
  *   would act on the host's own files
  */
-export function execRuleFor(pod: V1Pod, dir: string): Record<string, unknown> {
+export function execRuleFor(pod: V1Pod, dir: string, enter: string): Record<string, unknown> {
   if (!dir.startsWith('/') || dir.replace(/\/+$/, '') === '') {
     throw new Error(`Refusing an exec rule without a sandbox root (got "${dir}")`);
   }
@@ -96,7 +200,10 @@ export function execRuleFor(pod: V1Pod, dir: string): Record<string, unknown> {
         {
           local: {
             workDir: dir,
-            envs: [{ name: SANDBOX_ROOT_ENV, value: dir }],
+            envs: [
+              { name: SANDBOX_ROOT_ENV, value: dir },
+              { name: SANDBOX_ENTER_ENV, value: enter },
+            ],
             securityContext: { runAsUser: SANDBOX_UID, runAsGroup: SANDBOX_UID },
           },
         },
@@ -150,6 +257,8 @@ export class SandboxSimulator {
   private readonly onError: (error: unknown) => void;
   /** Pods being set up or set up, by `namespace/name`, each with its set-up's outcome. */
   private readonly prepared = new Map<string, Promise<void>>();
+  /** Pods whose processes are being or were killed (terminating), by uid: a name comes back. */
+  private readonly ended = new Set<string>();
   private stopped = false;
 
   constructor(kubeConfig: KubeConfig, dir: string, options: SandboxSimulatorOptions = {}) {
@@ -177,6 +286,10 @@ export class SandboxSimulator {
     this.pods.on('add', onPod);
     this.pods.on('update', onPod);
     this.pods.on('delete', (pod) => void this.forget(pod));
+    // A container's processes end with it; this ends theirs as soon as the pod terminates.
+    this.pods.on('update', (pod) => {
+      if (pod.metadata?.deletionTimestamp !== undefined) void this.end(pod);
+    });
     this.pods.on('error', (error) => {
       if (this.stopped) return;
       this.onError(error);
@@ -187,10 +300,16 @@ export class SandboxSimulator {
     await this.pods.start();
   }
 
-  /** Stops watching; the directories stay until the run folder goes. */
+  /**
+   * Stops watching and kills every sandbox's processes (they run in sessions of their own, so
+   * kwok's end would not end them); the directories stay until the run folder goes.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     await this.pods.stop();
+    await killSandboxProcesses({ prefix: `${SANDBOX_ROOT_ENV}=${this.dir}/` }, SANDBOX_UID).catch(
+      this.onError,
+    );
   }
 
   /**
@@ -227,10 +346,13 @@ export class SandboxSimulator {
   private async prepare(pod: V1Pod): Promise<void> {
     const key = podKey(pod);
     const dir = sandboxDir(this.dir, key);
-    await mkdir(join(this.dir, key.namespace), { recursive: true, mode: 0o711 });
-    await mkdir(dir, { recursive: true, mode: 0o755 });
-    await chown(dir, SANDBOX_UID, SANDBOX_UID);
-    const body = execRuleFor(pod, dir);
+    await this.makeDirectories(pod, dir);
+    const enter = entryPath(this.dir, key);
+    await mkdir(join(this.dir, ENTRIES_DIR, key.namespace), { recursive: true, mode: 0o711 });
+    // Root's, readable and runnable by the sandbox user, who must not change it.
+    await writeFile(enter, entryScript(key, podEnvironment(pod, dir)), { mode: 0o755 });
+    await chmod(enter, 0o755);
+    const body = execRuleFor(pod, dir, enter);
     await this.custom
       .deleteNamespacedCustomObject({ ...EXECS, namespace: key.namespace, name: key.name })
       .catch(() => undefined);
@@ -263,11 +385,42 @@ export class SandboxSimulator {
     );
   }
 
+  /**
+   * The pod's `/` and its volume mounts below it, the sandbox user's as on a node (a mount of an
+   * emptyDir is writable by all, 0777); folders between them are root's, like an image's.
+   */
+  private async makeDirectories(pod: V1Pod, dir: string): Promise<void> {
+    await mkdir(join(this.dir, podKey(pod).namespace), { recursive: true, mode: 0o711 });
+    await mkdir(dir, { recursive: true, mode: 0o755 });
+    await chown(dir, SANDBOX_UID, SANDBOX_UID);
+    for (const mount of mountDirs(pod, dir)) {
+      await mkdir(mount, { recursive: true });
+      await chown(mount, SANDBOX_UID, SANDBOX_UID);
+      await chmod(mount, 0o777);
+    }
+  }
+
+  /** Kills the pod's processes once, as the end of its container would. */
+  private async end(pod: V1Pod): Promise<void> {
+    const key = pod.metadata?.uid ?? keyOf(podKey(pod));
+    if (this.ended.has(key)) return;
+    this.ended.add(key);
+    try {
+      const mark = `${SANDBOX_ROOT_ENV}=${sandboxDir(this.dir, podKey(pod))}`;
+      await killSandboxProcesses({ exact: mark }, SANDBOX_UID);
+    } catch (error: unknown) {
+      this.onError(error);
+    }
+  }
+
   private async forget(pod: V1Pod): Promise<void> {
     const key = podKey(pod);
     this.prepared.delete(keyOf(key));
+    await this.end(pod);
+    this.ended.delete(pod.metadata?.uid ?? keyOf(key));
     try {
       await rm(sandboxDir(this.dir, key), { recursive: true, force: true });
+      await rm(entryPath(this.dir, key), { force: true });
     } catch (error: unknown) {
       this.onError(error);
     }

@@ -1,4 +1,4 @@
-import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
+import { CoreV1Api, type V1Container, type V1Pod } from '@kubernetes/client-node';
 import { ENGINE_KIND_LABEL } from '../../shared/resources.ts';
 import type { SandboxTarget } from '../../gateway/src/sandbox/target.ts';
 import type { Cluster } from '../cluster/cluster.ts';
@@ -7,11 +7,18 @@ import { SANDBOX_KIND } from '../cluster/sandbox-simulator.ts';
 /** The container of {@link startSandboxPod}'s pods. */
 export const SANDBOX_CONTAINER = 'sandbox';
 
-/** A pod labelled as a sandbox engine's, with one container. */
-export function sandboxPodManifest(name: string): V1Pod {
+/** What a test sets of the container (its environment, volume mounts). */
+export type ContainerFields = Partial<Omit<V1Container, 'name' | 'image'>>;
+
+/** A pod labelled as a sandbox engine's, with one container; each volume mount is an emptyDir's. */
+export function sandboxPodManifest(name: string, container: ContainerFields = {}): V1Pod {
+  const volumes = (container.volumeMounts ?? []).map((m) => ({ name: m.name, emptyDir: {} }));
   return {
     metadata: { name, labels: { [ENGINE_KIND_LABEL]: SANDBOX_KIND } },
-    spec: { containers: [{ name: SANDBOX_CONTAINER, image: 'example.invalid/sandbox:1' }] },
+    spec: {
+      containers: [{ ...container, name: SANDBOX_CONTAINER, image: 'example.invalid/sandbox:1' }],
+      ...(volumes.length > 0 ? { volumes } : {}),
+    },
   };
 }
 
@@ -23,10 +30,11 @@ export async function startSandboxPod(
   cluster: Cluster,
   namespace: string,
   name: string,
+  container: ContainerFields = {},
 ): Promise<{ target: SandboxTarget; dir: string }> {
   await cluster.kubeConfig
     .makeApiClient(CoreV1Api)
-    .createNamespacedPod({ namespace, body: sandboxPodManifest(name) });
+    .createNamespacedPod({ namespace, body: sandboxPodManifest(name, container) });
   const dir = await cluster.sandboxes.ready({ namespace, name });
   return { target: { namespace, pod: name, container: SANDBOX_CONTAINER }, dir };
 }

@@ -1,3 +1,7 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { exitCodeOf, PodExecError, sandboxScript } from './pod-exec.ts';
 
 describe('exitCodeOf()', () => {
@@ -49,12 +53,29 @@ describe('exitCodeOf()', () => {
 
 describe('sandboxScript()', () => {
   test('runs the script with sh, the sandbox root in R, and the arguments as $1…, never parsed', () => {
-    expect(sandboxScript('cat -- "$R$1"', ['/a b; rm -rf /'])).toEqual([
-      'sh',
-      '-c',
-      'R="${AIEM_SANDBOX_ROOT:-}"\ncat -- "$R$1"',
-      'sh',
-      '/a b; rm -rf /',
-    ]);
+    const argv = sandboxScript('cat -- "$R$1"', ['/a b; rm -rf /']);
+    expect(argv).toHaveLength(5);
+    expect(argv.slice(0, 2)).toEqual(['sh', '-c']);
+    expect(argv[2]?.endsWith('\nR="${AIEM_SANDBOX_ROOT:-}"\ncat -- "$R$1"')).toBe(true);
+    expect(argv.slice(3)).toEqual(['sh', '/a b; rm -rf /']);
+  });
+
+  test('runs the same script, arguments and exit code through $AIEM_SANDBOX_ENTER when it is set', () => {
+    const script = `printf '%s|' "$R" "$1" "\${ENTERED:-no}"; exit 7`;
+    const argv = sandboxScript(script, ["it's"]);
+    const run = (env: Record<string, string>): { status: number | null; stdout: string } =>
+      spawnSync('sh', argv.slice(1), {
+        env: { PATH: process.env['PATH'] ?? '', AIEM_SANDBOX_ROOT: '/root-dir', ...env },
+        encoding: 'utf8',
+      });
+    expect(run({})).toMatchObject({ status: 7, stdout: "/root-dir|it's|no|" });
+    const dir = mkdtempSync(join(tmpdir(), 'enter-'));
+    const enter = join(dir, 'enter');
+    writeFileSync(enter, '#!/bin/sh\nENTERED=yes exec "$@"\n', { mode: 0o755 });
+    try {
+      expect(run({ AIEM_SANDBOX_ENTER: enter })).toMatchObject({ status: 7, stdout: "/root-dir|it's|yes|" });
+    } finally {
+      rmSync(dir, { recursive: true });
+    }
   });
 });

@@ -89,9 +89,22 @@ function goExitCode(message: string): number | undefined {
  * ever parsed by a shell. The script starts with `R` set to `$AIEM_SANDBOX_ROOT`, empty in a real
  * pod (the container is the confinement) and the pod's own directory on the local test cluster,
  * where commands run on the host; scripts must name every path as `"$R$1"`.
+ *
+ * There, commands start with the host's environment and in the node simulator's process group,
+ * which a container's never would: `$AIEM_SANDBOX_ENTER` (unset in a real pod) then names a
+ * program that runs the same script again with the pod's environment, in a process group of its
+ * own (test/cluster/sandbox-simulator.ts). It is not in the environment it gives, so this happens
+ * once.
  */
 export function sandboxScript(script: string, args: readonly string[]): string[] {
-  return ['sh', '-c', `R="\${AIEM_SANDBOX_ROOT:-}"\n${script}`, 'sh', ...args];
+  const body = `R="\${AIEM_SANDBOX_ROOT:-}"\n${script}`;
+  const enter = `[ -z "\${AIEM_SANDBOX_ENTER:-}" ] || exec "$AIEM_SANDBOX_ENTER" sh -c ${quoted(body)} sh "$@"\n`;
+  return ['sh', '-c', `${enter}${body}`, 'sh', ...args];
+}
+
+/** `text` as one single-quoted shell word. */
+function quoted(text: string): string {
+  return `'${text.replaceAll("'", `'\\''`)}'`;
 }
 
 /** Runs commands in pods' containers through the apiserver's pods/exec. */
