@@ -280,7 +280,7 @@ describe('the operator', () => {
     );
   });
 
-  test('runs an H2O engine of 3 nodes as 3 pods behind a headless service, and terminates it for good', async () => {
+  test('runs an H2O engine of 3 nodes as one H2O-3 cloud behind a headless service, clients reaching its leader, and terminates it for good', async () => {
     const created = await rest('POST', '/v1/workspaces/op/h2oEngines?h2oEngineId=h1', {
       profile: 'workspaces/global/h2oEngineProfiles/standard',
       h2oEngineVersion: 'workspaces/global/h2oEngineVersions/3.46.0.1',
@@ -290,21 +290,39 @@ describe('the operator', () => {
     await reaches('h2oengines', 'op.h1', 'STATE_RUNNING');
     const pods = await podsOf(uid);
     expect(pods).toHaveLength(3);
-    expect(
-      pods.map((p) => p.spec?.containers[0]?.env?.find((e) => e.name === 'H2O_NODE_COUNT')?.value),
-    ).toEqual(['3', '3', '3']);
     const core = api().cluster.kubeConfig.makeApiClient(CoreV1Api);
-    const [service] = (
+    const services = (
       await core.listNamespacedService({ namespace: NAMESPACE, labelSelector: selector(uid) })
     ).items;
-    expect(service?.spec?.clusterIP).toBe('None');
-    expect(new Set(pods.map((p) => p.spec?.subdomain))).toEqual(new Set([service?.metadata?.name]));
+    const headless = services.find((s) => s.spec?.clusterIP === 'None');
+    const client = services.find((s) => s.spec?.clusterIP !== 'None');
+    // The nodes find each other by the headless service, before any of them is ready.
+    expect(headless?.spec?.publishNotReadyAddresses).toBe(true);
+    expect(new Set(pods.map((p) => p.spec?.subdomain))).toEqual(new Set([headless?.metadata?.name]));
+    const env = (name: string): (string | undefined)[] =>
+      pods.map((p) => p.spec?.containers[0]?.env?.find((e) => e.name === name)?.value);
+    expect(env('H2O_NODE_EXPECTED_COUNT')).toEqual(['3', '3', '3']);
+    expect(new Set(env('H2O_KUBERNETES_SERVICE_DNS'))).toEqual(
+      new Set([`${headless?.metadata?.name ?? ''}.${NAMESPACE}.svc.cluster.local`]),
+    );
+    expect(new Set(env('H2O_CONTEXT_PATH'))).toEqual(new Set(['/workspaces/op/h2oEngines/h1']));
+    // Clients go through a service of ready pods: only the leader of a formed cloud is ready.
+    expect(client?.spec?.publishNotReadyAddresses ?? false).toBe(false);
+    expect(client?.spec?.ports?.map((p) => p.port)).toEqual([54321]);
+    expect(pods[0]?.spec?.containers[0]?.readinessProbe?.httpGet).toMatchObject({
+      path: '/kubernetes/isLeaderNode',
+      port: 8081,
+    });
 
     await rest('POST', `/v1/${enc('workspaces/op/h2oEngines/h1')}:terminate`);
     await reaches('h2oengines', 'op.h1', 'STATE_TERMINATED');
     expect(await podsOf(uid)).toHaveLength(0);
     const resume = await api().rest('POST', `/v1/${enc('workspaces/op/h2oEngines/h1')}:resume`);
     expect(resume.status).not.toBe(200);
+    // Deleting the engine deletes both its services with the rest.
+    await rest('DELETE', `/v1/${enc('workspaces/op/h2oEngines/h1')}`);
+    await gone('h2oengines', 'op.h1');
+    expect(await ownedObjects(uid)).toEqual([]);
   });
 
   test('isolates engines: no API token, no privilege escalation, and a NetworkPolicy that admits the gateway to the engine’s port and no other engine', async () => {
@@ -415,6 +433,11 @@ describe('the operator', () => {
       failureReason: 'FAILURE_REASON_OOM_KILLED',
       reconciling: false,
     });
+    // kubectl shows the cause and the container's report too.
+    const object = await reaches('notebookengines', 'op.crash', 'STATE_FAILED');
+    const failedCondition = object.status?.conditions?.find((c) => c.type === 'Failed');
+    expect(failedCondition).toMatchObject({ status: 'True', reason: 'OOMKilled' });
+    expect(failedCondition?.message).toContain('container "notebook" was killed at its memory limit');
     // A failed engine holds no pods: they are stopped until the user resumes.
     await watchUntilGone(
       api().cluster.kubeConfig,
@@ -430,6 +453,32 @@ describe('the operator', () => {
     const recovered = await rest('GET', `/v1/${enc('workspaces/op/notebookEngines/crash')}`);
     expect(recovered['notebookEngine']).toMatchObject({ failureReason: 'FAILURE_REASON_UNSPECIFIED' });
     expect(await podsOf(uid)).toHaveLength(1);
+  });
+
+  test('says why an engine whose pods no node takes is still starting, in the scheduler’s words', async () => {
+    await rest('POST', '/v1/workspaces/global/h2oEngineProfiles?h2oEngineProfileId=nowhere', {
+      ...PROFILE,
+      yamlPodTemplateSpec: 'spec:\n  nodeSelector:\n    pool: none-such\n',
+    });
+    await rest('POST', '/v1/workspaces/op/h2oEngines?h2oEngineId=nowhere', {
+      profile: 'workspaces/global/h2oEngineProfiles/nowhere',
+      h2oEngineVersion: 'workspaces/global/h2oEngineVersions/3.46.0.1',
+      nodeCount: 2,
+    });
+    const unschedulable = /^0\/\d+ nodes are available: .*node affinity\/selector/;
+    const waiting = await watchUntil<Engine>(
+      api().cluster.kubeConfig,
+      `/apis/engine.h2o.ai/v1/namespaces/${NAMESPACE}/h2oengines`,
+      (e) =>
+        e.object.status?.conditions?.some(
+          (c) => c.type === 'Ready' && c.reason === 'Unschedulable' && unschedulable.test(c.message ?? ''),
+        ) === true,
+      { what: 'the engine unschedulable', query: { fieldSelector: 'metadata.name=op.nowhere' } },
+    );
+    expect(waiting.status?.state).toBe('STATE_STARTING');
+    expect(waiting.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('False');
+    await rest('DELETE', `/v1/${enc('workspaces/op/h2oEngines/nowhere')}`);
+    await gone('h2oengines', 'op.nowhere');
   });
 
   test('reports FAILED with the reason when the profile’s pod template breaks the workload', async () => {

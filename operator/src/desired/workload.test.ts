@@ -4,7 +4,13 @@ import type { EngineResource } from '../kinds/kind.ts';
 import { notebookEngineKind } from '../kinds/notebook-engine.ts';
 import { sandboxEngineKind } from '../kinds/sandbox-engine.ts';
 import { PodTemplateError } from '../podtemplate/pod-template.ts';
-import { desiredObjects, FILES_DIGEST_ANNOTATION, wantedReplicas, workloadName } from './workload.ts';
+import {
+  clientServiceName,
+  desiredObjects,
+  FILES_DIGEST_ANNOTATION,
+  wantedReplicas,
+  workloadName,
+} from './workload.ts';
 
 const settings = { publicUrl: 'https://cloud.example.com/' };
 const labels = { 'engine.h2o.ai/workspace': 'w', 'engine.h2o.ai/id': 'e1' };
@@ -36,6 +42,20 @@ const dai = (spec: Record<string, unknown> = {}, status: Record<string, unknown>
       profileInfo: {},
       ...status,
     },
+  );
+
+const h2o = engine(
+  { nodeCount: 3, cpu: 1, memoryBytes: '1024' },
+  {
+    h2oEngineVersionInfo: { image: 'h2o:3' },
+    profileInfo: { javaOptions: '-Xss4m', h2oOptions: '-nthreads 4', javaClasspath: '/opt/extra.jar' },
+  },
+);
+
+const notebook = (profileInfo: Record<string, unknown> = {}): EngineResource =>
+  engine(
+    { storageBytes: '2048' },
+    { notebookImageInfo: { image: 'jupyter:1' }, storageClassName: 'fast', profileInfo },
   );
 
 const sandbox = (template: Record<string, unknown> = {}): EngineResource =>
@@ -250,25 +270,10 @@ describe('desiredObjects()', () => {
   });
 
   test('an H2O engine runs nodeCount pods that know the cloud size, with no data volume and the profile’s Java options', () => {
-    const h2o = engine(
-      { nodeCount: 3, cpu: 1, memoryBytes: '1024' },
-      {
-        h2oEngineVersionInfo: { image: 'h2o:3' },
-        profileInfo: { javaOptions: '-Xss4m', h2oOptions: '-nthreads 4' },
-      },
-    );
     const { statefulSet, configMap } = desiredObjects(h2oEngineKind, h2o, settings);
     expect(configMap).toBeUndefined();
     expect(statefulSet.spec?.replicas).toBe(3);
     expect(statefulSet.spec?.volumeClaimTemplates).toBeUndefined();
-    expect(statefulSet.spec?.podManagementPolicy).toBe('Parallel');
-    expect(statefulSet.spec?.template.spec?.containers[0]?.env).toEqual(
-      expect.arrayContaining([
-        { name: 'H2O_NODE_COUNT', value: '3' },
-        { name: 'JAVA_OPTS', value: '-Xss4m' },
-        { name: 'H2O_OPTS', value: '-nthreads 4' },
-      ]),
-    );
     expect(
       desiredObjects(h2oEngineKind, { ...h2o, spec: { ...h2o.spec, terminated: true } }, settings).statefulSet
         .spec?.replicas,
@@ -276,17 +281,13 @@ describe('desiredObjects()', () => {
   });
 
   test('a notebook engine mounts its home volume in the storage class of its profile, and syncs git only when asked', () => {
-    const notebook = (profileInfo: Record<string, unknown>): EngineResource =>
-      engine(
-        { storageBytes: '2048' },
-        { notebookImageInfo: { image: 'jupyter:1' }, storageClassName: 'fast', profileInfo },
-      );
     const plain = desiredObjects(notebookEngineKind, notebook({}), settings).statefulSet;
     expect(plain.spec?.volumeClaimTemplates?.[0]?.spec?.storageClassName).toBe('fast');
     expect(plain.spec?.template.spec?.containers[0]?.volumeMounts).toEqual([
       { name: 'data', mountPath: '/home/jovyan' },
+      { name: 'tmp', mountPath: '/tmp' },
     ]);
-    expect(plain.spec?.template.spec?.containers[0]?.env).toBeUndefined();
+    expect(plain.spec?.template.spec?.containers[0]?.env?.map((e) => e.name)).toEqual(['NB_PREFIX', 'HOME']);
     const synced = desiredObjects(
       notebookEngineKind,
       notebook({
@@ -298,6 +299,8 @@ describe('desiredObjects()', () => {
       settings,
     ).statefulSet;
     expect(synced.spec?.template.spec?.containers[0]?.env).toEqual([
+      { name: 'NB_PREFIX', value: '/workspaces/w/notebookEngines/e1' },
+      { name: 'HOME', value: '/home/jovyan' },
       { name: 'GIT_REPOSITORY', value: 'https://git.example.com/r.git' },
       { name: 'GIT_REF', value: 'HEAD' },
       { name: 'GIT_DIRECTORY_NAME', value: 'Example' },
@@ -308,5 +311,121 @@ describe('desiredObjects()', () => {
     expect(desiredObjects(daiEngineKind, dai(), settings)).toEqual(
       desiredObjects(daiEngineKind, dai(), settings),
     );
+  });
+});
+
+describe('H2O engines in H2O-3’s Kubernetes mode', () => {
+  test('every node gets exactly the clustering environment H2O-3 reads, and the engine’s path', () => {
+    const { statefulSet, service } = desiredObjects(h2oEngineKind, h2o, settings);
+    expect(statefulSet.spec?.template.spec?.containers[0]?.env).toEqual([
+      { name: 'JAVA_OPTS', value: '-Xss4m' },
+      { name: 'H2O_OPTS', value: '-nthreads 4' },
+      { name: 'CLASSPATH', value: '/opt/extra.jar' },
+      {
+        name: 'H2O_KUBERNETES_SERVICE_DNS',
+        value: `${service.metadata?.name ?? ''}.ns.svc.cluster.local`,
+      },
+      { name: 'H2O_NODE_EXPECTED_COUNT', value: '3' },
+      { name: 'H2O_NODE_LOOKUP_TIMEOUT', value: '180' },
+      { name: 'H2O_KUBERNETES_API_PORT', value: '8081' },
+      { name: 'H2O_NODE_MEMORY', value: '1024' },
+      { name: 'H2O_CONTEXT_PATH', value: '/workspaces/w/h2oEngines/e1' },
+    ]);
+    expect(service.metadata?.name).toBe(workloadName(h2oEngineKind, h2o));
+  });
+
+  test('the context path is the path of the apiUrl, the public URL’s own path included', () => {
+    const prefixed = { publicUrl: 'https://cloud.example.com/ai/' };
+    const env = desiredObjects(h2oEngineKind, h2o, prefixed).statefulSet.spec?.template.spec?.containers[0]
+      ?.env;
+    expect(env).toContainEqual({ name: 'H2O_CONTEXT_PATH', value: '/ai/workspaces/w/h2oEngines/e1' });
+    expect(h2oEngineKind.urls(h2o, prefixed)['apiUrl']).toBe(
+      'https://cloud.example.com/ai/workspaces/w/h2oEngines/e1/',
+    );
+  });
+
+  test('the nodes start together and are ready only as the leader of a formed cloud', () => {
+    const { statefulSet } = desiredObjects(h2oEngineKind, h2o, settings);
+    expect(statefulSet.spec?.podManagementPolicy).toBe('Parallel');
+    expect(statefulSet.spec?.template.spec?.containers[0]?.readinessProbe).toEqual({
+      httpGet: { path: '/kubernetes/isLeaderNode', port: 8081 },
+      periodSeconds: 5,
+      failureThreshold: 3,
+    });
+  });
+
+  test('the nodes find each other through a headless Service of not-ready pods; clients reach the leader through a Service of ready pods', () => {
+    const { statefulSet, service, clientService } = desiredObjects(h2oEngineKind, h2o, settings);
+    expect(statefulSet.spec?.serviceName).toBe(service.metadata?.name);
+    expect(service.spec).toMatchObject({ clusterIP: 'None', publishNotReadyAddresses: true });
+    expect(clientService?.metadata?.name).toBe(clientServiceName(h2oEngineKind, h2o));
+    expect(clientService?.metadata?.ownerReferences).toEqual(service.metadata?.ownerReferences);
+    expect(clientService?.spec).toEqual({
+      type: 'ClusterIP',
+      selector: { 'engine.h2o.ai/engine-uid': 'uid-1' },
+      ports: [{ name: 'http', port: 54321, targetPort: 54321 }],
+      publishNotReadyAddresses: false,
+    });
+  });
+
+  test('other kinds have no Service of their own for clients', () => {
+    expect(desiredObjects(daiEngineKind, dai(), settings).clientService).toBeUndefined();
+    expect(desiredObjects(notebookEngineKind, notebook(), settings).clientService).toBeUndefined();
+  });
+});
+
+describe('the user H2O and notebook engines run as', () => {
+  test.each([
+    ['H2O', h2oEngineKind, h2o],
+    ['notebook', notebookEngineKind, notebook()],
+  ])(
+    '%s engines: uid 1000 with fsGroup 1000, a read-only root without capabilities, and a writable /tmp',
+    (_kind, kind, given) => {
+      const pod = desiredObjects(kind, given, settings).statefulSet.spec?.template.spec;
+      expect(pod?.securityContext).toEqual({
+        seccompProfile: { type: 'RuntimeDefault' },
+        fsGroup: 1000,
+        fsGroupChangePolicy: 'OnRootMismatch',
+      });
+      expect(pod?.containers[0]?.securityContext).toEqual({
+        allowPrivilegeEscalation: false,
+        runAsNonRoot: true,
+        runAsUser: 1000,
+        runAsGroup: 1000,
+        readOnlyRootFilesystem: true,
+        capabilities: { drop: ['ALL'] },
+      });
+      expect(pod?.volumes).toContainEqual({ name: 'tmp', emptyDir: {} });
+      expect(pod?.containers[0]?.volumeMounts).toContainEqual({ name: 'tmp', mountPath: '/tmp' });
+    },
+  );
+
+  test('Driverless AI keeps its image’s user and a writable root', () => {
+    const pod = desiredObjects(daiEngineKind, dai(), settings).statefulSet.spec?.template.spec;
+    expect(pod?.securityContext).toEqual({ seccompProfile: { type: 'RuntimeDefault' } });
+    expect(pod?.containers[0]?.securityContext).toEqual({ allowPrivilegeEscalation: false });
+  });
+
+  test('a profile’s pod template still overrides the user, the group and the read-only root', () => {
+    const yamlPodTemplateSpec = [
+      'spec:',
+      '  securityContext:',
+      '    fsGroup: 100',
+      '  containers:',
+      '  - name: notebook',
+      '    securityContext:',
+      '      runAsUser: 1001',
+      '      runAsGroup: 100',
+      '      readOnlyRootFilesystem: false',
+    ].join('\n');
+    const pod = desiredObjects(notebookEngineKind, notebook({ yamlPodTemplateSpec }), settings).statefulSet
+      .spec?.template.spec;
+    expect(pod?.securityContext).toMatchObject({ fsGroup: 100, seccompProfile: { type: 'RuntimeDefault' } });
+    expect(pod?.containers[0]?.securityContext).toMatchObject({
+      runAsUser: 1001,
+      runAsGroup: 100,
+      readOnlyRootFilesystem: false,
+      runAsNonRoot: true,
+    });
   });
 });

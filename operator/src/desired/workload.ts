@@ -2,9 +2,10 @@
  * What should exist for an engine: a pure function from the engine resource (with its profile
  * and version snapshots) to the objects the operator applies. Every engine runs as a
  * StatefulSet — one pod for DAI and notebook engines, nodeCount pods for H2O — behind a headless
- * Service; engines with data keep it in the StatefulSet's volume claim, which survives scaling to
- * zero (pause) and goes with the StatefulSet (delete). Names derive from the engine's object name;
- * no clock, randomness or I/O.
+ * Service (and, for kinds a leader serves, a Service of ready pods for clients); engines with data
+ * keep it in the StatefulSet's volume claim, which survives scaling to zero (pause) and goes with
+ * the StatefulSet (delete). Names derive from the engine's object name; no clock, randomness or
+ * I/O.
  */
 import { createHash } from 'node:crypto';
 import type {
@@ -47,7 +48,10 @@ const SECRET_VOLUME = 'secret-files';
 
 export interface DesiredObjects {
   statefulSet: V1StatefulSet;
+  /** Headless, publishing pods before they are ready: the StatefulSet's pod DNS names, and peer discovery. */
   service: V1Service;
+  /** For kinds a leader serves: a ClusterIP Service of ready pods, i.e. the leader alone. */
+  clientService?: V1Service;
   configMap?: V1ConfigMap;
   networkPolicy?: V1NetworkPolicy;
 }
@@ -55,6 +59,26 @@ export interface DesiredObjects {
 /** The workload name: a DNS label from the engine's object name (which may hold dots). */
 export function workloadName(kind: EngineKind, engine: EngineResource): string {
   return sharedWorkloadName(kind.prefix, engine.metadata.name);
+}
+
+/**
+ * The Service clients of a leader-served engine (H2O) connect to, `<workload>-api`: it routes
+ * to ready pods only, and only the leader is ever ready.
+ */
+export function clientServiceName(kind: EngineKind, engine: EngineResource): string {
+  return `${workloadName(kind, engine)}-api`;
+}
+
+/**
+ * The cluster's DNS domain. Pods resolve Services as `<service>.<namespace>.svc.<domain>`; H2O
+ * looks its nodes up under this full name.
+ */
+export const CLUSTER_DOMAIN = 'cluster.local';
+
+/** The engine's headless Service as its pods resolve it. */
+export function peerDns(kind: EngineKind, engine: EngineResource): string {
+  const namespace = engine.metadata.namespace ?? 'default';
+  return `${workloadName(kind, engine)}.${namespace}.svc.${CLUSTER_DOMAIN}`;
 }
 
 /** Whether the engine is wanted stopped (paused, or terminated for H2O). */
@@ -166,8 +190,13 @@ function serving(kind: EngineKind, engine: EngineResource, settings: Settings): 
       ? {}
       : {
           ports: [{ name: 'http', containerPort: kind.port }],
-          // Ready means the engine answers on its port: until then the state reads CONNECTING.
-          readinessProbe: { tcpSocket: { port: kind.port }, periodSeconds: 5, failureThreshold: 3 },
+          // Ready means the engine answers (by default: on its port); until then the state reads
+          // CONNECTING.
+          readinessProbe: kind.readinessProbe ?? {
+            tcpSocket: { port: kind.port },
+            periodSeconds: 5,
+            failureThreshold: 3,
+          },
         }),
     // No process of the engine gains privileges beyond its user's (setuid binaries included).
     securityContext: Object.assign({ allowPrivilegeEscalation: false }, isolation?.securityContext),
@@ -188,7 +217,8 @@ function container(
     ...secret.volumeMounts,
     ...(kind.isolation?.(engine, settings).volumeMounts ?? []),
   ];
-  const env = [...kind.env(engine, kind.runningReplicas(engine)), ...fileEnv, ...secret.env];
+  const context = { replicas: kind.runningReplicas(engine), settings, peerDns: peerDns(kind, engine) };
+  const env = [...kind.env(engine, context), ...fileEnv, ...secret.env];
   return {
     name: kind.container,
     image: version.image ?? '',
@@ -269,7 +299,10 @@ function podTemplate(
       // Users run their own code in engines: no Kubernetes API token in the pod, and an account
       // with no permissions. A profile's pod template may still ask for either.
       automountServiceAccountToken: false,
-      securityContext: { seccompProfile: { type: 'RuntimeDefault' } },
+      securityContext: Object.assign(
+        { seccompProfile: { type: 'RuntimeDefault' } },
+        kind.isolation?.(engine, settings).podSecurityContext,
+      ),
       ...podExtras(kind, engine, settings, configMap),
       containers: [container(kind, engine, { files: configMap !== undefined, settings })],
     },
@@ -303,6 +336,23 @@ function servicePorts(kind: EngineKind): NonNullable<V1Service['spec']>['ports']
   return kind.port === undefined ? [] : [{ name: 'http', port: kind.port, targetPort: kind.port }];
 }
 
+/** The Service of ready pods clients of a leader-served engine connect to; none for other kinds. */
+function clientService(kind: EngineKind, engine: EngineResource, meta: V1ObjectMeta): V1Service | undefined {
+  if (kind.servedByLeader !== true) return undefined;
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: Object.assign({}, meta, { name: clientServiceName(kind, engine) }),
+    spec: {
+      type: 'ClusterIP',
+      selector: { [ENGINE_UID_LABEL]: engine.metadata.uid ?? '' },
+      ports: servicePorts(kind),
+      // Only ready pods, i.e. the leader: H2O's followers refuse clients' calls.
+      publishNotReadyAddresses: false,
+    },
+  };
+}
+
 /**
  * Everything that should exist for the engine.
  *
@@ -320,7 +370,8 @@ export function desiredObjects(kind: EngineKind, engine: EngineResource, setting
     spec: {
       replicas: wantedReplicas(kind, engine),
       serviceName: meta.name ?? '',
-      // H2O nodes start together: the cloud forms only once all of them are up.
+      // H2O nodes start together: the cloud forms only once all of them are up, and the
+      // followers never become ready, so none may wait for its predecessor's readiness.
       podManagementPolicy: 'Parallel',
       selector: { matchLabels: { [ENGINE_UID_LABEL]: engine.metadata.uid ?? '' } },
       // Pausing scales to zero and keeps the data; deleting the set deletes it.
@@ -334,20 +385,23 @@ export function desiredObjects(kind: EngineKind, engine: EngineResource, setting
     kind: 'Service',
     metadata: meta,
     spec: {
-      // Headless: H2O nodes find each other by their pods' DNS names.
+      // Headless: H2O nodes find each other by their pods' DNS names, which must resolve before
+      // any pod is ready (no H2O node is ready until the cloud has formed).
       clusterIP: 'None',
       selector: { [ENGINE_UID_LABEL]: engine.metadata.uid ?? '' },
       ports: servicePorts(kind),
       publishNotReadyAddresses: true,
     },
   };
+  const client = clientService(kind, engine, meta);
   const networkPolicy =
     settings.engineNetworkPeers && enginePolicy(kind, engine, meta, settings.engineNetworkPeers);
   return {
     statefulSet,
     service,
-    ...(configMap === undefined ? {} : { configMap }),
-    ...(networkPolicy === undefined ? {} : { networkPolicy }),
+    ...whenSet('clientService', client),
+    ...whenSet('configMap', configMap),
+    ...whenSet('networkPolicy', networkPolicy),
   };
 }
 

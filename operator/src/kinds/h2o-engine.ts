@@ -1,9 +1,19 @@
 /**
- * H2O engines: nodeCount pods of one StatefulSet that find each other through a headless
- * Service (stable DNS names `<set>-<i>.<service>`), with no data volume; terminate is final.
+ * H2O engines: nodeCount pods of one StatefulSet that form one H2O cloud in H2O-3's Kubernetes
+ * mode. The nodes find each other by resolving the engine's headless Service (which publishes
+ * pods before they are ready, since none is ready before the cloud forms), wait for the expected
+ * count, and elect a leader; only the leader then answers its readiness probe, so clients reach
+ * the cloud through a Service of ready pods, and the engine runs once its leader is ready. No data
+ * volume; terminate is final.
  */
 import { RESOURCE_KINDS } from '../../../shared/resources.ts';
-import { engineUrl, profileText, specNumber, specText, type EngineKind } from './kind.ts';
+import { unprivilegedEngine } from './engine-user.ts';
+import { enginePath, engineUrl, profileText, specText, specNumber, type EngineKind } from './kind.ts';
+
+/** Port of H2O's Kubernetes endpoint (`/kubernetes/isLeaderNode`), beside its API on 54321. */
+export const H2O_KUBERNETES_API_PORT = 8081;
+/** How long a node looks for the others before the cloud forms without the missing ones. */
+export const H2O_NODE_LOOKUP_TIMEOUT_SECONDS = 180;
 
 export const h2oEngineKind: EngineKind = {
   kind: RESOURCE_KINDS.H2OEngine.kind,
@@ -12,22 +22,33 @@ export const h2oEngineKind: EngineKind = {
   prefix: 'h2o',
   container: 'h2o',
   port: 54321,
+  // 200 from the leader once the cloud has formed; the followers never answer it with 200.
+  readinessProbe: {
+    httpGet: { path: '/kubernetes/isLeaderNode', port: H2O_KUBERNETES_API_PORT },
+    periodSeconds: 5,
+    failureThreshold: 3,
+  },
+  servedByLeader: true,
   versionInfoField: 'h2oEngineVersionInfo',
   stopIntent: 'terminated',
   stopStates: { stopping: 'STATE_TERMINATING', stopped: 'STATE_TERMINATED' },
   hasConnectingState: true,
   runningReplicas: (engine) => Math.max(1, specNumber(engine, 'nodeCount', 1)),
-  env: (engine, replicas) => [
+  env: (engine, { replicas, settings, peerDns }) => [
     { name: 'JAVA_OPTS', value: profileText(engine, 'javaOptions') },
     { name: 'H2O_OPTS', value: profileText(engine, 'h2oOptions') },
     { name: 'CLASSPATH', value: profileText(engine, 'javaClasspath') },
-    // The nodes form one cloud of this size; each finds the others by the Service's DNS.
-    { name: 'H2O_NODE_COUNT', value: String(replicas) },
-    {
-      name: 'H2O_NODE_MEMORY',
-      value: specText(engine, 'memoryBytes') ?? '',
-    },
+    // H2O-3's Kubernetes clustering: look the nodes up by the headless Service's DNS name until
+    // all of them answer (or the timeout passes), then elect the leader.
+    { name: 'H2O_KUBERNETES_SERVICE_DNS', value: peerDns },
+    { name: 'H2O_NODE_EXPECTED_COUNT', value: String(replicas) },
+    { name: 'H2O_NODE_LOOKUP_TIMEOUT', value: String(H2O_NODE_LOOKUP_TIMEOUT_SECONDS) },
+    { name: 'H2O_KUBERNETES_API_PORT', value: String(H2O_KUBERNETES_API_PORT) },
+    { name: 'H2O_NODE_MEMORY', value: specText(engine, 'memoryBytes') ?? '' },
+    // The image passes it to `-context_path`: H2O's pages and links stay under the engine's address.
+    { name: 'H2O_CONTEXT_PATH', value: enginePath(h2oEngineKind, engine, settings) },
   ],
+  isolation: () => unprivilegedEngine(),
   urls: (engine, settings) => {
     const url = engineUrl(h2oEngineKind, engine, settings);
     return { apiUrl: url, loginUrl: url };

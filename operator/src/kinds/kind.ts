@@ -8,6 +8,8 @@ import type {
   V1EnvVar,
   V1NetworkPolicyPeer,
   V1Pod,
+  V1PodSecurityContext,
+  V1Probe,
   V1ResourceRequirements,
   V1Volume,
 } from '@kubernetes/client-node';
@@ -80,6 +82,17 @@ export interface EngineKind {
    * which expose ports on request) are ready once their container runs.
    */
   port?: number;
+  /**
+   * How the kubelet tells that a pod serves, when not by its port accepting connections (H2O:
+   * its leader's answer on the clustering API).
+   */
+  readinessProbe?: V1Probe;
+  /**
+   * Whether one pod, the leader, serves the whole engine and is the only one ever Ready (H2O's
+   * Kubernetes mode): the engine runs once its leader is ready, and clients reach it through a
+   * Service of ready pods besides the headless Service the nodes find each other by.
+   */
+  servedByLeader?: boolean;
   /** The status field holding the profile or template snapshot; `profileInfo` when unset. */
   profileInfoField?: string;
   /**
@@ -107,7 +120,7 @@ export interface EngineKind {
   /** Pods wanted while running. */
   runningReplicas(engine: EngineResource): number;
   /** Environment of the engine container. */
-  env(engine: EngineResource, replicas: number): V1EnvVar[];
+  env(engine: EngineResource, context: EnvContext): V1EnvVar[];
   /** Files the engine reads at start (mounted from a ConfigMap), by file name. */
   files?(engine: EngineResource, settings: Settings): Record<string, string>;
   /** Where the files are mounted, and the environment variable naming the main one. */
@@ -118,6 +131,15 @@ export interface EngineKind {
   storageClass?(engine: EngineResource): string | undefined;
   /** Whether the engine reports its disk usage (DAI 1.10.6 and later). */
   reportsDiskUsage?(engine: EngineResource): boolean;
+}
+
+/** What the environment of an engine's container may depend on besides the engine itself. */
+export interface EnvContext {
+  /** Pods wanted while running. */
+  replicas: number;
+  settings: Settings;
+  /** The engine's headless Service as pods resolve it: `<service>.<namespace>.svc.cluster.local`. */
+  peerDns: string;
 }
 
 /** Resources, pod customisation and duration limits of an engine. */
@@ -140,6 +162,8 @@ export interface SecretFiles {
 /** What a kind adds to the container and pod for isolation. */
 export interface Isolation {
   securityContext: NonNullable<V1Container['securityContext']>;
+  /** Pod-level settings, e.g. the group that owns mounted volumes (`fsGroup`). */
+  podSecurityContext?: V1PodSecurityContext;
   /** A runtime that isolates harder than namespaces (gVisor, Kata), when the cluster has one. */
   runtimeClassName?: string | undefined;
   volumes: V1Volume[];
@@ -155,6 +179,15 @@ export function apiPath(kind: EngineKind, engine: EngineResource): string {
 /** The engine's address under the public URL, ending in `/`. */
 export function engineUrl(kind: EngineKind, engine: EngineResource, settings: Settings): string {
   return `${settings.publicUrl.replace(/\/$/, '')}/${apiPath(kind, engine)}/`;
+}
+
+/**
+ * The path of the engine's address, without the trailing slash, e.g.
+ * `/workspaces/w/notebookEngines/e1` (with the public URL's own path in front, if it has one):
+ * where the engine serves its pages, so that its links stay under its address.
+ */
+export function enginePath(kind: EngineKind, engine: EngineResource, settings: Settings): string {
+  return new URL(engineUrl(kind, engine, settings)).pathname.replace(/\/$/, '');
 }
 
 /** A string field of the engine's profile snapshot. */

@@ -1,9 +1,26 @@
 /**
- * Notebook engines: one pod with a home volume. Their state enum has no CONNECTING: a pod that
- * runs but does not answer yet is still STARTING.
+ * Notebook engines: one pod with a home volume, serving Jupyter under the path of the address the
+ * API's `:access` hands out. Users run their own code in them, so they get the hardening of
+ * sandboxes where Jupyter works with it: uid 1000, no capabilities, a read-only root, writes only
+ * to the home volume and `/tmp`. Their state enum has no CONNECTING: a pod that runs but does not
+ * answer yet is still STARTING.
  */
+import type { V1EnvVar } from '@kubernetes/client-node';
 import { RESOURCE_KINDS } from '../../../shared/resources.ts';
-import { profileText, statusObject, type EngineKind } from './kind.ts';
+import { unprivilegedEngine } from './engine-user.ts';
+import { enginePath, profileText, statusObject, type EngineKind, type EngineResource } from './kind.ts';
+
+const HOME = '/home/jovyan';
+
+/** The profile's repository, cloned into the home volume by the image, when the profile asks for it. */
+function gitSync(engine: EngineResource): V1EnvVar[] {
+  if (statusObject(engine, 'profileInfo')['syncGitRepositoryEnabled'] !== true) return [];
+  return [
+    { name: 'GIT_REPOSITORY', value: profileText(engine, 'gitRepository') },
+    { name: 'GIT_REF', value: profileText(engine, 'gitRef') || 'HEAD' },
+    { name: 'GIT_DIRECTORY_NAME', value: profileText(engine, 'gitDirectoryName') || 'Example' },
+  ];
+}
 
 export const notebookEngineKind: EngineKind = {
   kind: RESOURCE_KINDS.NotebookEngine.kind,
@@ -12,21 +29,21 @@ export const notebookEngineKind: EngineKind = {
   prefix: 'nb',
   container: 'notebook',
   port: 8888,
-  dataMountPath: '/home/jovyan',
+  dataMountPath: HOME,
   versionInfoField: 'notebookImageInfo',
   stopIntent: 'paused',
   stopStates: { stopping: 'STATE_PAUSING', stopped: 'STATE_PAUSED' },
   hasConnectingState: false,
   failureReasonField: 'failureReason',
   runningReplicas: () => 1,
-  env: (engine) => {
-    if (statusObject(engine, 'profileInfo')['syncGitRepositoryEnabled'] !== true) return [];
-    return [
-      { name: 'GIT_REPOSITORY', value: profileText(engine, 'gitRepository') },
-      { name: 'GIT_REF', value: profileText(engine, 'gitRef') || 'HEAD' },
-      { name: 'GIT_DIRECTORY_NAME', value: profileText(engine, 'gitDirectoryName') || 'Example' },
-    ];
-  },
+  env: (engine, { settings }) => [
+    // Jupyter's base_url in the image: the path of the address users open, without the slash.
+    { name: 'NB_PREFIX', value: enginePath(notebookEngineKind, engine, settings) },
+    // The home volume: settings, kernels' files and `pip install --user` land on the claim.
+    { name: 'HOME', value: HOME },
+    ...gitSync(engine),
+  ],
+  isolation: () => unprivilegedEngine(),
   // Notebooks are reached through the API's :access call, which answers their address.
   urls: () => ({}),
   storageClass: (engine) => {

@@ -6,7 +6,8 @@
  * volumes, and runs under the installation's hard-isolation runtime when one is configured.
  * Terminate is final; the kind has no port and is ready once its container runs.
  */
-import type { V1ContainerStatus, V1Pod, V1PodStatus, V1ResourceRequirements } from '@kubernetes/client-node';
+import type { V1Pod, V1ResourceRequirements } from '@kubernetes/client-node';
+import { podPending, type Pending } from '../observe/pending.ts';
 import { RESOURCE_KINDS } from '../../../shared/resources.ts';
 import { SANDBOX_CONTAINER, SANDBOX_PREFIX } from '../../../shared/workloads.ts';
 import { statusObject, type EngineKind, type EngineResource, type Isolation } from './kind.ts';
@@ -87,36 +88,9 @@ function isolation(engine: EngineResource, runtimeClassName: string | undefined)
   };
 }
 
-type Pending = [reason: string, message: string];
-
-const PULLING = ['ErrImagePull', 'ImagePullBackOff', 'Pulling'];
-
-function containerPending(status: V1ContainerStatus | undefined): Pending | undefined {
-  const waiting = status?.state?.waiting;
-  if (waiting === undefined) return undefined;
-  const reason = waiting.reason ?? '';
-  const message = waiting.message ?? reason;
-  if (PULLING.includes(reason))
-    return ['PENDING_REASON_PULLING_IMAGE', message || 'The image is being pulled'];
-  return ['PENDING_REASON_CONTAINER_CREATING', message || 'The container is being created'];
-}
-
-/** Why an unscheduled pod waits, when it is not scheduled yet. */
-function schedulingPending(status: V1PodStatus): Pending | undefined {
-  const scheduled = (status.conditions ?? []).find((c) => c.type === 'PodScheduled');
-  if (scheduled?.status === 'True') return undefined;
-  return ['PENDING_REASON_SCHEDULING', scheduled?.message || 'The pod waits for a node'];
-}
-
 /** Why a starting sandbox is not running yet, read from its pod as Kubernetes reports it. */
 export function pendingOf(pod: V1Pod | undefined): Pending {
-  if (pod === undefined) return ['PENDING_REASON_CREATING_RESOURCES', 'The engine pod is being created'];
-  const status = pod.status ?? {};
-  const waiting = schedulingPending(status) ?? containerPending(status.containerStatuses?.[0]);
-  if (waiting) return waiting;
-  return status.phase === 'Running'
-    ? ['PENDING_REASON_WAITING_READINESS', 'The container runs and is not ready yet']
-    : ['PENDING_REASON_CONTAINER_CREATING', 'The container is being created'];
+  return podPending(pod);
 }
 
 const STOPPING = ['STATE_TERMINATING', 'STATE_DELETING'];

@@ -23,6 +23,8 @@ interface ConditionLike {
 export interface HeldFailure {
   since: Date;
   reason: string;
+  /** The `Failed` condition's reason as first reported (e.g. `OOMKilled`). */
+  cause?: string;
   message: string;
 }
 
@@ -36,6 +38,11 @@ function reasonOf(engine: EngineResource, field: string | undefined): string {
   return typeof reason === 'string' ? reason : 'FAILURE_REASON_UNKNOWN';
 }
 
+/** The `Failed` condition's reason, when it has one. */
+function causeOf(failed: ConditionLike | undefined): { cause?: string } {
+  return failed?.reason ? { cause: failed.reason } : {};
+}
+
 export function heldFailure(engine: EngineResource, failureReasonField?: string): HeldFailure | undefined {
   if (engine.status?.['state'] !== 'STATE_FAILED') return undefined;
   const failed = failedCondition(engine);
@@ -45,6 +52,7 @@ export function heldFailure(engine: EngineResource, failureReasonField?: string)
   return {
     since,
     reason: reasonOf(engine, failureReasonField),
+    ...causeOf(failed),
     message: failed?.message ?? 'The engine failed.',
   };
 }

@@ -2,7 +2,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { daiEngineKind } from '../kinds/dai-engine.ts';
 import { h2oEngineKind } from '../kinds/h2o-engine.ts';
 import { notebookEngineKind } from '../kinds/notebook-engine.ts';
-import { failure, observe } from './state.ts';
+import { observe } from './state.ts';
 
 const ready = (ok: boolean): V1Pod => ({
   status: { phase: 'Running', conditions: [{ type: 'Ready', status: ok ? 'True' : 'False' }] },
@@ -43,17 +43,28 @@ describe('observe()', () => {
     expect(observe({ ...base, kind: notebookEngineKind, pods: [ready(false)] }).state).toBe('STATE_STARTING');
   });
 
-  test('an H2O engine is RUNNING only when every node is ready', () => {
+  test('an H2O engine is RUNNING once all its nodes run and its leader is ready (followers never are)', () => {
     const kind = h2oEngineKind;
-    expect(observe({ ...base, kind, wantedPods: 3, pods: [ready(true), ready(true), pending] }).state).toBe(
-      'STATE_CONNECTING',
-    );
-    expect(observe({ ...base, kind, wantedPods: 3, pods: [ready(true), ready(true)] }).state).toBe(
-      'STATE_CONNECTING',
-    );
-    expect(
-      observe({ ...base, kind, wantedPods: 3, pods: [ready(true), ready(true), ready(true)] }).state,
-    ).toBe('STATE_RUNNING');
+    const h2o = { ...base, kind, wantedPods: 3 };
+    // The cloud is forming: every node runs, none is the ready leader yet.
+    expect(observe({ ...h2o, pods: [ready(false), ready(false), ready(false)] })).toEqual({
+      state: 'STATE_CONNECTING',
+      reconciling: true,
+    });
+    // Formed: the leader answers, the followers do not.
+    expect(observe({ ...h2o, pods: [ready(false), ready(true), ready(false)] })).toEqual({
+      state: 'STATE_RUNNING',
+      reconciling: false,
+    });
+    // Simulated nodes mark every pod ready: still RUNNING.
+    expect(observe({ ...h2o, pods: [ready(true), ready(true), ready(true)] }).state).toBe('STATE_RUNNING');
+    // A node not running (or not there) cannot be in the cloud.
+    expect(observe({ ...h2o, pods: [ready(true), ready(false), pending] }).state).toBe('STATE_CONNECTING');
+    expect(observe({ ...h2o, pods: [ready(true), ready(false)] }).state).toBe('STATE_CONNECTING');
+  });
+
+  test('other kinds are RUNNING only when every pod is ready', () => {
+    expect(observe({ ...base, kind: daiEngineKind, pods: [ready(false)] }).state).toBe('STATE_CONNECTING');
   });
 
   test('no pods yet is STARTING', () => {
@@ -94,63 +105,20 @@ describe('observe()', () => {
       state: 'STATE_FAILED',
       reconciling: false,
       failureReason: 'FAILURE_REASON_OOM_KILLED',
+      cause: 'OOMKilled',
     });
   });
-});
 
-describe('failure()', () => {
-  test.each([
-    ['OOM killed', crashing('CrashLoopBackOff', 'OOMKilled'), 'FAILURE_REASON_OOM_KILLED'],
-    ['crash loop', crashing('CrashLoopBackOff', 'Error'), 'FAILURE_REASON_PROCESS_FAILED'],
-    ['image pull', crashing('ImagePullBackOff'), 'FAILURE_REASON_UNKNOWN'],
-    [
-      'unbound claim',
-      {
-        status: {
-          phase: 'Pending',
-          conditions: [
-            {
-              type: 'PodScheduled',
-              status: 'False',
-              message: 'persistentvolumeclaim "data-dai-0" not found',
-              lastTransitionTime: new Date('2026-01-01T00:07:00Z'),
-            },
-          ],
-        },
-      },
-      'FAILURE_REASON_PVC_ACCESS_FAILURE',
-    ],
-    ['failed phase', { status: { phase: 'Failed', message: 'evicted' } }, 'FAILURE_REASON_UNKNOWN'],
-  ])('%s', (_name, pod, reason) => {
-    expect(failure(pod, NOW)?.reason).toBe(reason);
-  });
-
-  test('a claim the scheduler has just missed is not a failure yet', () => {
-    const lastTransitionTime = new Date(NOW.getTime() - 60_000);
-    const message = 'persistentvolumeclaim "data-dai-0" not found';
-    const pod = {
-      status: {
-        phase: 'Pending',
-        conditions: [{ type: 'PodScheduled', status: 'False', message, lastTransitionTime }],
-      },
-    };
-    expect(failure(pod, NOW)).toBeUndefined();
-  });
-
-  test('a healthy or starting pod has no failure, nor one waiting for its new volume', () => {
-    expect(failure(ready(true), NOW)).toBeUndefined();
-    expect(failure(pending, NOW)).toBeUndefined();
-    const unbound = 'pod has unbound immediate PersistentVolumeClaims';
-    expect(
-      failure(
-        {
-          status: {
-            phase: 'Pending',
-            conditions: [{ type: 'PodScheduled', status: 'False', message: unbound }],
-          },
-        },
-        NOW,
-      ),
-    ).toBeUndefined();
+  test('a data volume whose claim is Lost makes the engine FAILED with the PVC access reason', () => {
+    const claims = [{ metadata: { name: 'data-nb-0' }, status: { phase: 'Lost' } }];
+    expect(observe({ ...base, kind: notebookEngineKind, pods: [pending], claims })).toMatchObject({
+      state: 'STATE_FAILED',
+      failureReason: 'FAILURE_REASON_PVC_ACCESS_FAILURE',
+      cause: 'VolumeUnavailable',
+    });
+    const bound = [{ metadata: { name: 'data-nb-0' }, status: { phase: 'Bound' } }];
+    expect(observe({ ...base, kind: notebookEngineKind, pods: [ready(true)], claims: bound }).state).toBe(
+      'STATE_RUNNING',
+    );
   });
 });

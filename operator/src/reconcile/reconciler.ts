@@ -13,6 +13,7 @@
 import type { KubernetesObject, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import { GROUP, ID_LABEL, STOP_REASON_ANNOTATION, WORKSPACE_LABEL } from '../../../shared/resources.ts';
 import {
+  clientServiceName,
   dataClaimName,
   DATA_VOLUME,
   desiredObjects,
@@ -89,10 +90,11 @@ export class EngineReconciler {
     const engine = await this.ensureFinalizer(read);
     const problem = await this.applyDesired(engine);
     if (problem) return this.report(engine, [], { storageResizing: false, terminal: problem });
-    const storageResizing = await this.growClaims(engine, view.claims.of(uidOf(engine)));
+    const claims = view.claims.of(uidOf(engine));
+    const storageResizing = await this.growClaims(engine, claims);
     const pods = view.pods.of(uidOf(engine));
     await this.replaceFailedPodsAfterResume(engine, pods);
-    const result = await this.report(engine, pods, { storageResizing });
+    const result = await this.report(engine, pods, { storageResizing, claims });
     if (!storageResizing) return result;
     return { requeueAfterMs: Math.min(result?.requeueAfterMs ?? RESIZE_RECHECK_MS, RESIZE_RECHECK_MS) };
   }
@@ -166,6 +168,12 @@ export class EngineReconciler {
     // Policies turned off: the engine's earlier policy would go on enforcing the old peers.
     else if (present(view.networkPolicies.get(name))) await this.deps.kube.deleteNetworkPolicy(name);
     await this.applyChanged(view.services, name, desired.service);
+    if (desired.clientService)
+      await this.applyChanged(
+        view.services,
+        clientServiceName(this.deps.kind, engine),
+        desired.clientService,
+      );
     const replicas = desired.statefulSet.spec?.replicas;
     await this.applyChanged(view.statefulSets, name, desired.statefulSet, {
       // Scaling the set by hand (`kubectl scale`) is the change others most often make to what
@@ -236,7 +244,11 @@ export class EngineReconciler {
   private async report(
     engine: EngineResource,
     pods: readonly V1Pod[],
-    extra: { storageResizing: boolean; terminal?: { reason: string; message: string } },
+    extra: {
+      storageResizing: boolean;
+      claims?: readonly V1PersistentVolumeClaim[];
+      terminal?: { reason: string; message: string };
+    },
   ): Promise<ReconcileResult | undefined> {
     const { kind, kube, view } = this.deps;
     const plan = planStatus({ kind, engine, pods, now: this.now(), settings: this.deps.settings, ...extra });
@@ -260,12 +272,13 @@ export class EngineReconciler {
     return plan.requeueAfterMs === undefined ? undefined : { requeueAfterMs: plan.requeueAfterMs };
   }
 
-  /** Deletes the engine's StatefulSet (its pods go with it), Service, ConfigMap and NetworkPolicy, where present. */
+  /** Deletes the engine's StatefulSet (its pods go with it), Services, ConfigMap and NetworkPolicy, where present. */
   private async deleteWorkloads(engine: EngineResource): Promise<void> {
     const { kind, kube, view } = this.deps;
     const name = workloadName(kind, engine);
     if (present(view.statefulSets.get(name))) await kube.deleteStatefulSet(name);
-    if (present(view.services.get(name))) await kube.deleteService(name);
+    for (const service of [name, clientServiceName(kind, engine)])
+      if (present(view.services.get(service))) await kube.deleteService(service);
     if (present(view.configMaps.get(name))) await kube.deleteConfigMap(name);
     if (present(view.networkPolicies.get(name))) await kube.deleteNetworkPolicy(name);
   }

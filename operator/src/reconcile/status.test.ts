@@ -169,3 +169,62 @@ describe('changedFields()', () => {
     });
   });
 });
+
+describe('planStatus(): why an engine waits or failed, in its Ready and Failed conditions', () => {
+  const condition = (status: Record<string, unknown>, type: string) =>
+    (status['conditions'] as { type: string; status: string; reason: string; message: string }[]).find(
+      (c) => c.type === type,
+    );
+
+  test('an engine whose pod no node has room for says so, in the scheduler’s words', () => {
+    const message =
+      '0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.';
+    const unschedulable: V1Pod = {
+      status: {
+        phase: 'Pending',
+        conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message }],
+      },
+    };
+    const { status } = plan(dai(), [unschedulable]);
+    expect(status['state']).toBe('STATE_STARTING');
+    expect(condition(status, 'Ready')).toMatchObject({ status: 'False', reason: 'Unschedulable', message });
+  });
+
+  test('an engine whose pod runs and does not answer yet is waiting for readiness', () => {
+    const running: V1Pod = { status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'False' }] } };
+    const { status } = plan(dai(), [running]);
+    expect(status['state']).toBe('STATE_CONNECTING');
+    expect(condition(status, 'Ready')?.reason).toBe('WaitingForReadiness');
+  });
+
+  test('a notebook killed at its memory limit reports the OOM reason, in the API and its conditions', () => {
+    const oomKilled: V1Pod = {
+      status: {
+        phase: 'Running',
+        containerStatuses: [
+          {
+            name: 'notebook',
+            image: 'jupyter:1',
+            imageID: '',
+            ready: false,
+            restartCount: 1,
+            state: { waiting: { reason: 'CrashLoopBackOff' } },
+            lastState: { terminated: { reason: 'OOMKilled', exitCode: 137 } },
+          },
+        ],
+      },
+    };
+    const notebook: EngineResource = { ...dai(), spec: {} };
+    const { status } = planStatus({
+      kind: notebookEngineKind,
+      engine: notebook,
+      pods: [oomKilled],
+      now: NOW,
+      settings: { publicUrl: 'https://x.example' },
+      storageResizing: false,
+    });
+    expect(status).toMatchObject({ state: 'STATE_FAILED', failureReason: 'FAILURE_REASON_OOM_KILLED' });
+    expect(condition(status, 'Failed')).toMatchObject({ status: 'True', reason: 'OOMKilled' });
+    expect(condition(status, 'Ready')?.message).toContain('ran out of memory');
+  });
+});

@@ -4,7 +4,7 @@
  * engine should be looked at again.
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import {
   DISK_USAGE_ANNOTATION,
   LAST_ACTIVITY_ANNOTATION,
@@ -15,6 +15,7 @@ import type { EngineKind, EngineResource, Settings } from '../kinds/kind.ts';
 import { sizingOf, stopWanted, wantedReplicas } from '../desired/workload.ts';
 import { durationMs, durations, engineClock } from '../../../shared/durations.ts';
 import { observe, type ObservedState } from '../observe/state.ts';
+import { enginePending, PENDING_CAUSES } from '../observe/pending.ts';
 import { heldFailure } from '../observe/failure-hold.ts';
 import { FAILED, mergeConditions, READY, REASONS, STOPPED, type Condition } from './conditions.ts';
 
@@ -22,6 +23,8 @@ export interface StatusInput {
   kind: EngineKind;
   engine: EngineResource;
   pods: readonly V1Pod[];
+  /** The engine's data volume claims (a lost volume fails the engine). */
+  claims?: readonly V1PersistentVolumeClaim[];
   now: Date;
   settings: Settings;
   storageResizing: boolean;
@@ -47,13 +50,20 @@ function observed(input: StatusInput): ObservedState {
     };
   const held = heldFailure(engine, kind.failureReasonField);
   if (held !== undefined && engine.metadata.deletionTimestamp === undefined)
-    return { state: 'STATE_FAILED', reconciling: false, message: held.message, failureReason: held.reason };
+    return {
+      state: 'STATE_FAILED',
+      reconciling: false,
+      message: held.message,
+      failureReason: held.reason,
+      ...(held.cause !== undefined ? { cause: held.cause } : {}),
+    };
   return observe({
     kind,
     deleting: engine.metadata.deletionTimestamp !== undefined,
     stopWanted: stopWanted(kind, engine),
     wantedPods: wantedReplicas(kind, engine),
     pods: input.pods,
+    ...(input.claims !== undefined ? { claims: input.claims } : {}),
     now: input.now,
   });
 }
@@ -123,7 +133,7 @@ function readyReason(input: StatusInput, seen: ObservedState): string {
   if (seen.state === 'STATE_RUNNING') return REASONS.running;
   if (input.terminal !== undefined) return input.terminal.reason;
   const byState: Record<string, string> = {
-    STATE_FAILED: REASONS.failed,
+    STATE_FAILED: seen.cause ?? REASONS.failed,
     STATE_DELETING: REASONS.deleting,
     [input.kind.stopStates.stopping]: REASONS.stopped,
     [input.kind.stopStates.stopped]: REASONS.stopped,
@@ -161,6 +171,24 @@ function stoppedCondition(
   };
 }
 
+const WAITING_STATES = ['STATE_STARTING', 'STATE_CONNECTING'];
+
+/**
+ * The Ready condition's reason and message: while the engine starts, what it waits for (the
+ * scheduler's message for a pod no node has room for, an image being pulled…), which the API's
+ * messages of DAI, H2O and notebook engines have no field for; otherwise the state's.
+ */
+function readyDetail(input: StatusInput, seen: ObservedState): { reason: string; message: string } {
+  if (WAITING_STATES.includes(seen.state) && input.terminal === undefined) {
+    const [pending, message] = enginePending(input.pods, wantedReplicas(input.kind, input.engine));
+    return { reason: PENDING_CAUSES[pending], message };
+  }
+  return {
+    reason: readyReason(input, seen),
+    message: seen.message ?? `The engine is ${seen.state.replace('STATE_', '').toLowerCase()}.`,
+  };
+}
+
 function conditions(input: StatusInput, seen: ObservedState): Condition[] {
   const { engine, kind } = input;
   const observedGeneration = engine.metadata.generation ?? 0;
@@ -168,8 +196,7 @@ function conditions(input: StatusInput, seen: ObservedState): Condition[] {
   const ready: WantedCondition = {
     type: READY,
     status: truth(seen.state === 'STATE_RUNNING'),
-    reason,
-    message: seen.message ?? `The engine is ${seen.state.replace('STATE_', '').toLowerCase()}.`,
+    ...readyDetail(input, seen),
     observedGeneration,
   };
   const previous = (engine.status?.['conditions'] ?? []) as Condition[];
