@@ -6,8 +6,10 @@ it to run, is refused H2O Drive and Secure Store (no backend here), terminates a
 another user never sees it. Prints one line per step and exits non-zero on the first mismatch.
 """
 import json
+import os
 import sys
 import threading
+import time
 
 from compat_login import connection
 from compat_steps import LIMITS, check, refused, state
@@ -120,6 +122,15 @@ status, body = refused(lambda: files.read_file(name=created.name, path="/workspa
 check("a path escaping the sandbox root is refused, naming the field", status == 400 and "path" in json.dumps(body))
 status, _ = refused(lambda: files.read_file(name=created.name, path="/workspace/missing.txt"))
 check("reading a missing file is NOT_FOUND", status == 404)
+for parents in (False, True):
+    status, body = refused(
+        lambda: files.write_file(name=created.name, path="/workspace/job/hello.py/x", content=b"x", create_parent_directories=parents)
+    )
+    check(f"writing below a file is refused, naming the field (create_parent_directories={parents})", status == 400 and '"path"' in json.dumps(body))
+    status, body = refused(
+        lambda: files.make_directory(name=created.name, path="/workspace/job/hello.py/d", create_parent_directories=parents)
+    )
+    check(f"a folder below a file is refused, naming the field (create_parent_directories={parents})", status == 400 and '"path"' in json.dumps(body))
 status, _ = refused(lambda: FilesystemClient(other).read_file(name=created.name, path="/workspace/job/hello.py"))
 check("another user cannot read the sandbox's files", status == 404)
 
@@ -162,8 +173,32 @@ stopped_process = processes.wait_process(name=sleeper.name)
 check("a signal ends a long-running process, which failed", state(stopped_process) == "STATE_FAILED" and stopped_process.exit_code == 143)
 status, _ = refused(lambda: processes.send_signal(name=sleeper.name, signal=15))
 check("a signal to an ended process is refused", status == 400)
+PROBE = 'printf "%s|%s|%s\\n" "$GREETING" "$OWN" "$(id -u):$(id -g)"; echo home > "$HOME/.probe"; env'
+probe = processes.create_process(
+    parent=created.name,
+    process=Process(command="sh", args=["-c", PROBE], environment_variables={"OWN": "mine"}),
+    process_id="probe",
+    auto_run=True,
+)
+check("a process exits 0", processes.wait_process(name=probe.name).exit_code == 0)
+first, *env_lines = processes.read_output(name=probe.name, output_stream="OUTPUT_STREAM_STDOUT").decode().splitlines()
+check("a process sees the template's variables and its own, as uid and gid 1000", first == "hello|mine|1000:1000")
+check("its HOME is the sandbox's home folder", files.read_file(name=created.name, path="/home/sandbox/.probe").content == b"home\n")
+SHARED = {"PATH", "HOME", "HOSTNAME", "PWD", "OLDPWD", "SHLVL", "_", "LANG", "TERM"}
+leaked = sorted({line.split("=", 1)[0] for line in env_lines if "=" in line} & set(os.environ) - SHARED)
+check("and nothing of the environment of the machine that runs the product", leaked == [])
+unknown = processes.create_process(
+    parent=created.name, process=Process(command="no-such-command"), process_id="unknown", auto_run=True
+)
+check("a command that is not found exits 127", processes.wait_process(name=unknown.name).exit_code == 127)
 failed, _ = processes.list_processes(parent=created.name, filter="state = STATE_FAILED")
-check("processes are listed by state", sorted(p.name.split("/")[-1] for p in failed) == ["hello", "sleeper"])
+check("processes are listed by state", sorted(p.name.split("/")[-1] for p in failed) == ["hello", "sleeper", "unknown"])
+lingering = processes.create_process(
+    parent=created.name,
+    process=Process(command="sh", args=["-c", "sleep 300 & sleep 300"]),
+    process_id="lingering",
+    auto_run=True,
+)
 status, _ = refused(lambda: ProcessClient(other).get_process(name=sleeper.name))
 check("another user cannot see the processes", status == 404)
 
@@ -195,6 +230,10 @@ stopping = engines.terminate_sandbox_engine(name=created.name)
 check("terminate answers the engine, stopping", state(stopping) == "STATE_TERMINATING")
 stopped = engines.wait(name=created.name, timeout_seconds=WAIT)
 check("wait returns the engine once terminated", stopped is not None and state(stopped) == "STATE_TERMINATED")
+deadline = time.monotonic() + 3
+while state(processes.get_process(name=lingering.name)) == "STATE_RUNNING" and time.monotonic() < deadline:
+    time.sleep(0.1)
+check("a process still running at terminate has ended within seconds", state(processes.get_process(name=lingering.name)) == "STATE_FAILED")
 status, body = refused(
     lambda: H2ODriveClient(user).download_file(name=created.name, remote_path="a", local_path="/workspace/a")
 )
