@@ -344,9 +344,12 @@ describe('H2O engines in H2O-3’s Kubernetes mode', () => {
     );
   });
 
-  test('the nodes start together and are ready only as the leader of a formed cloud', () => {
+  test('the nodes start together, are ready only as the leader of a formed cloud, and are never replaced one by one', () => {
     const { statefulSet } = desiredObjects(h2oEngineKind, h2o, settings);
     expect(statefulSet.spec?.podManagementPolicy).toBe('Parallel');
+    expect(statefulSet.spec?.updateStrategy).toEqual({ type: 'OnDelete' });
+    // One-pod engines roll to a changed template (a new DAI configuration restarts the engine).
+    expect(desiredObjects(daiEngineKind, dai(), settings).statefulSet.spec?.updateStrategy).toBeUndefined();
     expect(statefulSet.spec?.template.spec?.containers[0]?.readinessProbe).toEqual({
       httpGet: { path: '/kubernetes/isLeaderNode', port: 8081 },
       periodSeconds: 5,

@@ -374,6 +374,10 @@ export function desiredObjects(kind: EngineKind, engine: EngineResource, setting
       // followers never become ready, so none may wait for its predecessor's readiness.
       podManagementPolicy: 'Parallel',
       selector: { matchLabels: { [ENGINE_UID_LABEL]: engine.metadata.uid ?? '' } },
+      // A formed H2O cloud takes no new member, and its followers are never ready (a rolling
+      // update would replace one and wait forever): a changed template applies when the engine
+      // next starts all its pods, never to a running cloud (an operator upgrade included).
+      ...(kind.servedByLeader === true ? { updateStrategy: { type: 'OnDelete' } } : {}),
       // Pausing scales to zero and keeps the data; deleting the set deletes it.
       persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Delete', whenScaled: 'Retain' },
       template: podTemplate(kind, engine, settings, configMap),

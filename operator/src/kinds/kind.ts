@@ -90,7 +90,8 @@ export interface EngineKind {
   /**
    * Whether one pod, the leader, serves the whole engine and is the only one ever Ready (H2O's
    * Kubernetes mode): the engine runs once its leader is ready, and clients reach it through a
-   * Service of ready pods besides the headless Service the nodes find each other by.
+   * Service of ready pods besides the headless Service the nodes find each other by. Such a
+   * cluster cannot take a new member once formed, so its pods are never replaced one by one.
    */
   servedByLeader?: boolean;
   /** The status field holding the profile or template snapshot; `profileInfo` when unset. */
