@@ -150,7 +150,7 @@ typecheck: node_modules/.package-lock.json $(DOCS_DEPS) ## Type-check every pack
 	$(NODE) docs-site/node_modules/typescript/bin/tsc --noEmit -p docs-site/tsconfig.json
 
 .PHONY: test
-test: deps check-generated lint typecheck docs-test-build image ## Install what is missing, build the docs site and the image, then run every test
+test: deps check-generated lint typecheck docs-test-build image engine-images ## Install what is missing, build the docs site and the images, then run every test
 	$(JEST) --ci
 
 .PHONY: format
@@ -162,6 +162,10 @@ format: node_modules/.package-lock.json ## Format the sources
 .PHONY: image
 image: apt-packages $(NODE) ## Build the OCI image of the gateway and the operator into dist/image (with its SBOM)
 	NODE="$(NODE)" bash image/build.sh
+
+.PHONY: engine-images
+engine-images: apt-packages ## Build the H2O, notebook and sandbox engine images for a real node into the cache (cold: ~4 min; warm: nothing)
+	bash image/engines/build.sh
 
 ##@ Run
 

@@ -1,0 +1,57 @@
+import { execFile } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+/** The kinds of engine that run from an image of their own on a real node. */
+export type EngineImageKind = 'h2o' | 'notebook' | 'sandbox';
+
+/** An engine image as image/engines/build.sh leaves it in the machine's cache. */
+export interface EngineImage {
+  kind: EngineImageKind;
+  /** The image's name, e.g. `localhost/ai-engine-manager/h2o-engine:3.46.0.12`; pods use it with `imagePullPolicy: Never`. */
+  ref: string;
+  /**
+   * The OCI archive (`podman save --format oci-archive`), named by a hash of everything in it. Its
+   * index names the image with the full `ref` (`org.opencontainers.image.ref.name`), so
+   * `ctr -n k8s.io images import <archive>` stores it under `ref`, as does `podman load`.
+   */
+  archive: string;
+}
+
+const BUILD_SCRIPT = join(
+  dirname(fileURLToPath(import.meta.url)),
+  '..',
+  '..',
+  'image',
+  'engines',
+  'build.sh',
+);
+const KINDS: readonly EngineImageKind[] = ['h2o', 'notebook', 'sandbox'];
+
+/**
+ * Builds any engine image whose archive is missing (about a minute each on 2 cores, once per
+ * machine and content) and returns all of them. A warm call only hashes the script's inputs.
+ */
+export async function ensureEngineImages(): Promise<readonly EngineImage[]> {
+  const { stdout } = await promisify(execFile)('bash', [BUILD_SCRIPT, ...KINDS], {
+    maxBuffer: 16 * 1024 * 1024,
+    timeout: 30 * 60 * 1000,
+  });
+  const values = new Map(
+    stdout
+      .split('\n')
+      .map((line) => /^([A-Z0-9_]+)=(.+)$/.exec(line))
+      .filter((match): match is RegExpExecArray => match !== null)
+      .map((match) => [match[1], match[2]] as const),
+  );
+  const get = (key: string): string => {
+    const value = values.get(key);
+    if (value === undefined) throw new Error(`image/engines/build.sh did not report ${key}`);
+    return value;
+  };
+  return KINDS.map((kind) => {
+    const prefix = kind.toUpperCase();
+    return { kind, ref: get(`${prefix}_IMAGE_REF`), archive: get(`${prefix}_IMAGE_ARCHIVE`) };
+  });
+}
