@@ -17,7 +17,8 @@ export NODE_EXTRA_CA_CERTS ?= /etc/ssl/certs/ca-certificates.crt
 endif
 # Debian packages that the build and the tests use: the browser tests' Chromium, and the daemonless
 # container tools that build and run the product's image (podman with runc, mmdebstrap).
-APT_PACKAGES := openssl ca-certificates chromium podman runc mmdebstrap uidmap binutils
+# The real node's host tools: runc, iptables and conntrack (kube-proxy), iproute2 (the bridge).
+APT_PACKAGES := openssl ca-certificates chromium podman runc mmdebstrap uidmap binutils iptables conntrack iproute2
 
 JEST := $(NODE) --experimental-vm-modules --disable-warning=ExperimentalWarning node_modules/jest/bin/jest.js
 # The docs site's npm packages (docs-site/ is an npm project of its own).
@@ -97,8 +98,9 @@ schemathesis: ## Install the pinned schemathesis into a venv in the cache
 	fi
 
 .PHONY: binaries
-binaries: ## Build the control plane binaries (cold: ~7 min once per machine)
+binaries: ## Build the control plane's and the real node's binaries (cold: ~13 min once per machine)
 	@bash test/cluster/build-binaries.sh >/dev/null
+	@bash test/cluster/build-binaries.sh real-node >/dev/null
 
 ##@ Generate
 

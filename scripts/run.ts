@@ -16,6 +16,8 @@ import { PodLogs } from '../gateway/src/store/pod-logs.ts';
 import { ResourceStore } from '../gateway/src/store/store.ts';
 import { startCluster } from '../test/cluster/cluster.ts';
 import { DEFAULT_NODE_POOLS } from '../test/cluster/nodes.ts';
+import { createCatalogue, realCatalogue, REAL_CATALOGUE_ID } from '../test/cluster/real-catalogue.ts';
+import { realNodeUnavailable } from '../test/cluster/real-node.ts';
 import { startOperator } from '../operator/src/operator.ts';
 import { pino } from 'pino';
 import { superviseShutdown } from '../test/cluster/shutdown.ts';
@@ -63,7 +65,13 @@ function port(name: string, fallback: number): number {
 // Ctrl+C stops the product first, then the cluster under it: each step is added once started,
 // and steps stop newest first.
 const shutdown = superviseShutdown();
+// A real node (kubelet + containerd) beside the simulated ones, unless AIEM_REAL_NODE=0 or this
+// machine cannot run one (it needs Linux and root).
+const noRealNode = process.env['AIEM_REAL_NODE'] === '0' ? 'AIEM_REAL_NODE=0' : realNodeUnavailable();
+if (noRealNode !== undefined)
+  console.error(`No real node (${noRealNode}): every engine runs on simulated nodes.`);
 const cluster = await startCluster({
+  realNode: noRealNode === undefined,
   log: (message) => {
     console.error(message);
   },
@@ -177,6 +185,12 @@ const operator = await startOperator({
   log: pino({ level: process.env['AIEM_LOG_LEVEL'] ?? 'info', base: { component: 'operator' } }),
 });
 shutdown.add({ name: 'the operator', stop: () => operator.stop() });
+// Profiles, versions, images and a template that run engines for real on the real node, created
+// as the local administrator (with another issuer there is no token to create them with).
+const adminToken = identity?.users['admin']?.accessToken;
+if (cluster.realNode !== undefined && adminToken !== undefined) {
+  await createCatalogue(gateway.restUrl, adminToken, realCatalogue(cluster.realNode.images));
+}
 mkdirSync(join(RUN, 'stack'), { recursive: true });
 const kubeconfig = join(RUN, 'stack', 'kubeconfig');
 copyFileSync(cluster.kubeconfigPath, kubeconfig);
@@ -225,6 +239,8 @@ console.log(
     `  details          ${STACK}`,
     ...identityLines(info),
     '',
+    ...realEngineLines(cluster.realNode !== undefined && adminToken !== undefined),
+    '',
     `Try: KUBECONFIG=${info.kubeconfig} ${join(info.kubectlDir, 'kubectl')} get nodes,crds`,
     'Declare resources with kubectl as a user (system:masters passes Kubernetes RBAC; the policy decides):',
     `  kubectl --as=admin --as-group=admin --as-group=system:masters apply -n ${namespace} -f docs-site/examples/kubectl/catalogue.yaml`,
@@ -233,6 +249,20 @@ console.log(
     '',
   ].join('\n'),
 );
+/** Which engines run for real, and which are simulated. */
+function realEngineLines(real: boolean): string[] {
+  if (!real)
+    return ['Every engine runs on simulated (KWOK) nodes: its pods are marked Running, no container starts.'];
+  const id = REAL_CATALOGUE_ID;
+  return [
+    `Engines that run for real (real containers on the node "${cluster.realNode?.name ?? ''}", workspace "global"):`,
+    `  H2O engines        profile workspaces/global/h2oEngineProfiles/${id}, version alias "${id}"`,
+    `  notebook engines   profile workspaces/global/notebookEngineProfiles/${id}, image workspaces/global/notebookEngineImages/${id}`,
+    `  sandbox engines    image workspaces/global/sandboxEngineImages/${id}, template workspaces/global/sandboxEngineTemplates/${id}`,
+    'Every other engine (Driverless AI: its image is proprietary) runs on the simulated nodes.',
+  ];
+}
+
 /** How to call the API as each local user, when the embedded provider runs. */
 function identityLines({ identity, restUrl }: StackInfo): string[] {
   if (identity === undefined) return [];

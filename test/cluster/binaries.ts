@@ -17,6 +17,21 @@ export interface Binaries {
   metricsServer: string;
 }
 
+/** Folders of the real node's binaries (real-node.ts), built only when a real node is wanted. */
+export interface NodeBinaries {
+  /** kubelet and kube-proxy. */
+  kubelet: string;
+  /** containerd, containerd-shim-runc-v2 and ctr. */
+  containerd: string;
+  /** The CNI plugins bridge, host-local, loopback and portmap. */
+  cni: string;
+  coredns: string;
+  /** The statically linked pause program; `pauseVersion` is its release. */
+  pause: string;
+  pauseVersion: string;
+  localPath: string;
+}
+
 const BUILD_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), 'build-binaries.sh');
 
 /**
@@ -24,7 +39,35 @@ const BUILD_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), 'build-binari
  * A warm call only checks that the files exist.
  */
 export async function ensureBinaries(): Promise<Binaries> {
-  const { stdout } = await promisify(execFile)('bash', [BUILD_SCRIPT], {
+  const get = await buildBinaries([]);
+  return {
+    kubernetes: get('KUBERNETES_BIN'),
+    etcd: get('ETCD_BIN'),
+    kwok: get('KWOK_BIN'),
+    helm: get('HELM_BIN'),
+    openapiv2: get('OPENAPIV2_BIN'),
+    grpcurl: get('GRPCURL_BIN'),
+    metricsServer: get('METRICS_SERVER_BIN'),
+  };
+}
+
+/** Builds the real node's binaries if missing (cold: about 6 minutes once per machine). */
+export async function ensureNodeBinaries(): Promise<NodeBinaries> {
+  const get = await buildBinaries(['real-node']);
+  return {
+    kubelet: get('KUBELET_BIN'),
+    containerd: get('CONTAINERD_BIN'),
+    cni: get('CNI_BIN'),
+    coredns: get('COREDNS_BIN'),
+    pause: get('PAUSE_BIN'),
+    pauseVersion: get('PAUSE_VERSION'),
+    localPath: get('LOCAL_PATH_BIN'),
+  };
+}
+
+/** Runs build-binaries.sh for `targets` (all the control plane's when empty); a reader of its KEY=path lines. */
+async function buildBinaries(targets: readonly string[]): Promise<(key: string) => string> {
+  const { stdout } = await promisify(execFile)('bash', [BUILD_SCRIPT, ...targets], {
     maxBuffer: 16 * 1024 * 1024,
     timeout: 60 * 60 * 1000,
   });
@@ -34,18 +77,9 @@ export async function ensureBinaries(): Promise<Binaries> {
       .map((line) => line.split('='))
       .filter((parts): parts is [string, string] => parts.length === 2),
   );
-  const get = (key: string): string => {
+  return (key: string): string => {
     const value = paths.get(key);
     if (value === undefined) throw new Error(`build-binaries.sh did not report ${key}`);
     return value;
-  };
-  return {
-    kubernetes: get('KUBERNETES_BIN'),
-    etcd: get('ETCD_BIN'),
-    kwok: get('KWOK_BIN'),
-    helm: get('HELM_BIN'),
-    openapiv2: get('OPENAPIV2_BIN'),
-    grpcurl: get('GRPCURL_BIN'),
-    metricsServer: get('METRICS_SERVER_BIN'),
   };
 }

@@ -15,6 +15,14 @@ HELM_VERSION=${HELM_VERSION:-3.21.4}
 OPENAPIV2_VERSION=${OPENAPIV2_VERSION:-2.30.0}
 GRPCURL_VERSION=${GRPCURL_VERSION:-1.9.3}
 METRICS_SERVER_VERSION=${METRICS_SERVER_VERSION:-0.8.0}
+# The real node (real-node.ts): a kubelet and kube-proxy of the same Kubernetes release, a
+# container runtime, CNI plugins, cluster DNS, the pod sandbox's pause program and a volume
+# provisioner. Built only when asked for (`real-node`), as the real node is.
+CONTAINERD_VERSION=${CONTAINERD_VERSION:-2.4.2}
+CNI_PLUGINS_VERSION=${CNI_PLUGINS_VERSION:-1.10.0}
+COREDNS_VERSION=${COREDNS_VERSION:-1.14.7}
+PAUSE_VERSION=${PAUSE_VERSION:-3.10.2}
+LOCAL_PATH_VERSION=${LOCAL_PATH_VERSION:-0.0.30}
 CACHE=${AIEM_CACHE:-$HOME/.cache/ai-engine-manager}
 
 export GOTOOLCHAIN=local CGO_ENABLED=0
@@ -150,6 +158,138 @@ build_metrics_server() {
   )
 }
 
+# kubelet and kube-proxy: the same throwaway module as the control plane's binaries (the Go build
+# cache it leaves makes this a few minutes), into a folder of their own so that a cache made
+# before the real node existed gains them without rebuilding the rest.
+build_node_kubernetes() {
+  local out=$CACHE/bin/kubelet-$K8S_VERSION src=$CACHE/src/kubernetes-$K8S_VERSION
+  if [ -x "$out/kubelet" ] && [ -x "$out/kube-proxy" ]; then return; fi
+  build_kubernetes
+  log "building kubelet and kube-proxy v$K8S_VERSION (cold: about 4 minutes on 2 cores)"
+  BUILT=1
+  mkdir -p "$out"
+  local major=${K8S_VERSION%%.*} minor=${K8S_VERSION#*.}
+  minor=${minor%%.*}
+  (
+    cd "$src"
+    local pkgs=(k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-proxy)
+    go get "${pkgs[@]/%/@v$K8S_VERSION}"
+    local ldf="-s -w" p
+    for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+      ldf+=" -X $p.gitVersion=v$K8S_VERSION -X $p.gitMajor=$major -X $p.gitMinor=$minor"
+      ldf+=" -X $p.gitTreeState=clean -X $p.buildDate=1970-01-01T00:00:00Z"
+    done
+    go build -mod=mod "${GO_BUILD_FLAGS[@]}" -tags=selinux,notest,grpcnotrace -ldflags="$ldf" \
+      -o "$out/.tmp/" "${pkgs[@]}"
+    mv "$out/.tmp/kubelet" "$out/.tmp/kube-proxy" "$out/" && rmdir "$out/.tmp"
+  )
+}
+
+# containerd, its runc shim and ctr (which imports the engine images). As a dependency of a
+# throwaway module, without the snapshotters this machine cannot use.
+build_containerd() {
+  local out=$CACHE/bin/containerd-$CONTAINERD_VERSION src=$CACHE/src/containerd-$CONTAINERD_VERSION
+  if [ -x "$out/containerd" ] && [ -x "$out/containerd-shim-runc-v2" ] && [ -x "$out/ctr" ]; then return; fi
+  log "building containerd v$CONTAINERD_VERSION (cold: about a minute)"
+  BUILT=1
+  rm -rf "$src" && mkdir -p "$src" "$out"
+  (
+    cd "$src"
+    printf 'module local/containerd-binaries\n\ngo 1.26.0\n' > go.mod
+    local m=github.com/containerd/containerd/v2
+    local pkgs=("$m/cmd/containerd" "$m/cmd/containerd-shim-runc-v2" "$m/cmd/ctr")
+    go get "${pkgs[@]/%/@v$CONTAINERD_VERSION}"
+    go build -mod=mod "${GO_BUILD_FLAGS[@]}" -tags=no_btrfs,no_zfs,no_devmapper \
+      -ldflags="-s -w -X $m/version.Version=v$CONTAINERD_VERSION" -o "$out/.tmp/" "${pkgs[@]}"
+    mv "$out/.tmp/"* "$out/" && rmdir "$out/.tmp"
+  )
+}
+
+build_cni() {
+  local out=$CACHE/bin/cni-plugins-$CNI_PLUGINS_VERSION m=github.com/containernetworking/plugins/plugins
+  if [ -x "$out/bridge" ] && [ -x "$out/host-local" ] && [ -x "$out/loopback" ] && [ -x "$out/portmap" ]; then
+    return
+  fi
+  log "installing CNI plugins v$CNI_PLUGINS_VERSION"
+  BUILT=1
+  mkdir -p "$out"
+  GOBIN=$out go install "${GO_BUILD_FLAGS[@]}" -ldflags="-s -w" \
+    "$m/main/bridge@v$CNI_PLUGINS_VERSION" "$m/ipam/host-local@v$CNI_PLUGINS_VERSION" \
+    "$m/main/loopback@v$CNI_PLUGINS_VERSION" "$m/meta/portmap@v$CNI_PLUGINS_VERSION"
+}
+
+# CoreDNS with only the plugins the node's cluster DNS uses: names come from the apiserver
+# (kubernetes) and nothing outside the machine resolves, so there is no forwarder.
+build_coredns() {
+  local out=$CACHE/bin/coredns-$COREDNS_VERSION src=$CACHE/src/coredns-$COREDNS_VERSION
+  [ -x "$out/coredns" ] && return
+  log "building CoreDNS v$COREDNS_VERSION (cold: about a minute)"
+  BUILT=1
+  rm -rf "$src" && mkdir -p "$src" "$out"
+  (
+    cd "$src"
+    printf 'module local/coredns-binary\n\ngo 1.26.0\n' > go.mod
+    cat > main.go <<'GO'
+package main
+
+import (
+	"github.com/coredns/coredns/core/dnsserver"
+	"github.com/coredns/coredns/coremain"
+
+	_ "github.com/coredns/coredns/plugin/bind"
+	_ "github.com/coredns/coredns/plugin/cache"
+	_ "github.com/coredns/coredns/plugin/errors"
+	_ "github.com/coredns/coredns/plugin/health"
+	_ "github.com/coredns/coredns/plugin/kubernetes"
+	_ "github.com/coredns/coredns/plugin/log"
+	_ "github.com/coredns/coredns/plugin/ready"
+)
+
+// The order in which the plugins handle a query: CoreDNS's own order, for these plugins.
+func init() {
+	dnsserver.Directives = []string{"bind", "ready", "health", "errors", "log", "cache", "kubernetes"}
+}
+
+func main() { coremain.Run() }
+GO
+    go get "github.com/coredns/coredns@v$COREDNS_VERSION"
+    go build -mod=mod "${GO_BUILD_FLAGS[@]}" -ldflags="-s -w" -o "$out/coredns.tmp" .
+    mv "$out/coredns.tmp" "$out/coredns"
+  )
+}
+
+# The pod sandbox's pause program, from the Kubernetes release's own source, linked statically
+# (the node's pause image holds nothing else).
+build_pause() {
+  local out=$CACHE/bin/pause-$PAUSE_VERSION
+  [ -x "$out/pause" ] && return
+  log "building pause $PAUSE_VERSION"
+  BUILT=1
+  mkdir -p "$out"
+  local kdir
+  kdir=$(go mod download -json "k8s.io/kubernetes@v$K8S_VERSION" \
+    | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
+  gcc -Os -static -Wall -Werror -DVERSION="v$PAUSE_VERSION" -o "$out/pause.tmp" "$kdir/build/pause/linux/pause.c"
+  strip "$out/pause.tmp" && mv "$out/pause.tmp" "$out/pause"
+}
+
+# Dynamic volumes on the real node (the module has no vendor folder, hence -mod=mod).
+build_local_path() {
+  local out=$CACHE/bin/local-path-provisioner-$LOCAL_PATH_VERSION src=$CACHE/src/local-path-provisioner-$LOCAL_PATH_VERSION
+  [ -x "$out/local-path-provisioner" ] && return
+  log "building local-path-provisioner v$LOCAL_PATH_VERSION (cold: about 1.5 minutes)"
+  BUILT=1
+  rm -rf "$src" && mkdir -p "$src" "$out"
+  (
+    cd "$src"
+    printf 'module local/local-path-binary\n\ngo 1.26.0\n' > go.mod
+    go get "github.com/rancher/local-path-provisioner@v$LOCAL_PATH_VERSION"
+    go build -mod=mod "${GO_BUILD_FLAGS[@]}" -ldflags="-s -w" -o "$out/local-path-provisioner.tmp" \
+      github.com/rancher/local-path-provisioner
+    mv "$out/local-path-provisioner.tmp" "$out/local-path-provisioner"
+  )
+}
+
 build_helm() {
   local k8s_minor=${K8S_VERSION#*.}; k8s_minor=${k8s_minor%%.*}
   build_go_install "$CACHE/bin/helm-$HELM_VERSION" helm \
@@ -170,6 +310,12 @@ build_grpcurl() {
     "github.com/fullstorydev/grpcurl/cmd/grpcurl@v$GRPCURL_VERSION"
 }
 
+# One build at a time per machine: parallel test files all ask for the binaries on a cold
+# machine, and two builds of one component would delete each other's source folder.
+mkdir -p "$CACHE"
+exec 9>"$CACHE/.build-binaries.lock"
+flock 9
+
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=(etcd kubernetes kwok helm openapiv2 grpcurl metrics-server)
 for t in "${targets[@]}"; do
@@ -181,6 +327,14 @@ for t in "${targets[@]}"; do
     openapiv2) timed openapiv2 build_openapiv2 ;;
     grpcurl) timed grpcurl build_grpcurl ;;
     metrics-server) timed metrics-server build_metrics_server ;;
+    real-node)
+      timed kubelet build_node_kubernetes
+      timed containerd build_containerd
+      timed cni build_cni
+      timed coredns build_coredns
+      timed pause build_pause
+      timed local-path-provisioner build_local_path
+      ;;
     *) log "unknown target $t"; exit 2 ;;
   esac
 done
@@ -193,4 +347,11 @@ HELM_BIN=$CACHE/bin/helm-$HELM_VERSION
 OPENAPIV2_BIN=$CACHE/bin/protoc-gen-openapiv2-$OPENAPIV2_VERSION
 GRPCURL_BIN=$CACHE/bin/grpcurl-$GRPCURL_VERSION
 METRICS_SERVER_BIN=$CACHE/bin/metrics-server-$METRICS_SERVER_VERSION
+KUBELET_BIN=$CACHE/bin/kubelet-$K8S_VERSION
+CONTAINERD_BIN=$CACHE/bin/containerd-$CONTAINERD_VERSION
+CNI_BIN=$CACHE/bin/cni-plugins-$CNI_PLUGINS_VERSION
+COREDNS_BIN=$CACHE/bin/coredns-$COREDNS_VERSION
+PAUSE_BIN=$CACHE/bin/pause-$PAUSE_VERSION
+PAUSE_VERSION=$PAUSE_VERSION
+LOCAL_PATH_BIN=$CACHE/bin/local-path-provisioner-$LOCAL_PATH_VERSION
 OUT

@@ -23,6 +23,7 @@ import { freePort } from './ports.ts';
 import { startProcess, startSupervised, type ManagedProcess } from './process.ts';
 import { aggregationFlags, startMetricsServer } from './metrics-server.ts';
 import { SandboxSimulator } from './sandbox-simulator.ts';
+import { startRealNode, type RealNode } from './real-node.ts';
 import { StorageSimulator } from './storage-simulator.ts';
 import { GiveUp, waitFor } from './wait.ts';
 
@@ -37,6 +38,12 @@ export interface ClusterOptions {
    * the start and a process, so only clusters that read metrics ask for it.
    */
   metrics?: boolean;
+  /**
+   * Also run a real node (real-node.ts: kubelet, containerd, CNI, kube-proxy, CoreDNS, volumes)
+   * beside the simulated ones, with the engine images loaded. One per machine, root only; about
+   * 20 s more per start once its binaries and images are built.
+   */
+  realNode?: boolean;
   /** Parent folder of the run folder (state and logs); default /dev/shm, a tmpfs. */
   baseDir?: string;
   /** Progress messages, e.g. `console.error`. */
@@ -59,6 +66,8 @@ export interface Cluster {
    * there, on this host (see sandbox-simulator.ts); `sandboxes.ready(pod)` awaits a pod's.
    */
   readonly sandboxes: SandboxSimulator;
+  /** The real node, when the cluster was started with one. */
+  readonly realNode: RealNode | undefined;
   /**
    * Makes the named containers of a pod log these lines in the pod log API (every other
    * container logs {@link DEFAULT_LOG_LINES}); `undefined` makes reading that container's log
@@ -121,8 +130,9 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     processes.map((p) => `----- ${p.name} (${p.logPath}) -----\n${p.tail(lines)}`).join('\n');
   let storage: StorageSimulator | undefined;
   let sandboxes: SandboxSimulator | undefined;
+  let realNode: RealNode | undefined;
   const stopAll = async (keepRunDir: boolean): Promise<void> => {
-    await Promise.all([storage?.stop(), sandboxes?.stop()]);
+    await Promise.all([storage?.stop(), sandboxes?.stop(), realNode?.stop()]);
     // The apiserver's clients first and together, then the apiserver (whose graceful shutdown
     // drains requests and watches), then etcd, which the apiserver needs until it is gone.
     const [etcd, apiserver, ...clients] = processes;
@@ -169,10 +179,15 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       },
     });
     await Promise.all([storage.start(), sandboxes.start()]);
-    const metricsServer =
-      options.metrics === true ? startMetricsServer({ ...common, kubeConfig }) : undefined;
+    const metricsServer = whenAsked(options.metrics, () => startMetricsServer({ ...common, kubeConfig }));
+    const real = whenAsked(options.realNode, () =>
+      startRealNode({ runDir, kubeconfigPath, kubeConfig, server, pki, log }).then((node) => {
+        realNode = node;
+      }),
+    );
     await Promise.all([
       metricsServer,
+      real,
       waitForHealthz(controllerManager, logs),
       waitForHealthz(scheduler, logs),
       waitForNodesReady(core, kwok, logs),
@@ -196,6 +211,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       binaries,
       storage: readyStorage,
       sandboxes: readySandboxes,
+      realNode,
       simulateLogs: (pod, containers) =>
         simulatePodLogs(kubeConfig, join(runDir, 'kwok', 'logs'), pod, containers),
       // A discovery cache per cluster: ports are recycled, and another cluster's cache under the same
@@ -206,10 +222,11 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
           ['--kubeconfig', kubeconfigPath, '--cache-dir', join(runDir, 'kubectl-cache'), ...args],
           input,
         ),
-      logs,
+      logs: (lines) => [logs(lines), realNode?.logs(lines)].filter((l) => l !== undefined).join('\n'),
       components: () => processes.map((p) => ({ name: p.name, pid: p.pid, running: p.running() })),
       stop: (stopOptions) => stopAll(stopOptions?.keepRunDir ?? false),
       kill: () => {
+        realNode?.kill();
         for (const p of processes) p.kill();
         rmSync(runDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
       },
@@ -232,6 +249,11 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       cause: error,
     });
   }
+}
+
+/** Starts an optional component when the options ask for it. */
+function whenAsked<T>(asked: boolean | undefined, start: () => Promise<T>): Promise<T> | undefined {
+  return asked === true ? start() : undefined;
 }
 
 interface StartContext {
@@ -320,6 +342,9 @@ async function startApiserver(
     // its status, verified against the cluster CA that signed kwok's certificate.
     '--kubelet-preferred-address-types=InternalIP',
     `--kubelet-certificate-authority=${pki.caCert}`,
+    // A real node's kubelet (real-node.ts) authenticates the apiserver by this certificate.
+    `--kubelet-client-certificate=${pki.kubeletClientCert}`,
+    `--kubelet-client-key=${pki.kubeletClientKey}`,
     // Aggregated APIs (metrics-server's metrics.k8s.io, when the cluster runs it).
     ...aggregationFlags(pki),
   ]);

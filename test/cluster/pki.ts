@@ -25,6 +25,9 @@ export interface Pki {
    */
   frontProxyCert: string;
   frontProxyKey: string;
+  /** The client certificate the apiserver presents to kubelets (logs, exec, port-forward). */
+  kubeletClientCert: string;
+  kubeletClientKey: string;
   serviceAccountKey: string;
   serviceAccountPub: string;
   /** A bearer token of the `system:masters` group, for the admin kubeconfig. */
@@ -89,6 +92,10 @@ export async function createPki(dir: string): Promise<Pki> {
   );
   await issueLoopbackCertificate(dir, 'kwok');
   await issueLoopbackCertificate(dir, 'front-proxy-client');
+  await issueCertificate({ caCert: path('ca.crt'), caKey: path('ca.key') }, dir, {
+    name: 'apiserver-kubelet-client',
+    subject: '/CN=kube-apiserver-kubelet-client/O=system:masters',
+  });
   await openssl('genrsa', '-out', path('sa.key'), '2048');
   await openssl('rsa', '-in', path('sa.key'), '-pubout', '-out', path('sa.pub'));
   const adminToken = randomBytes(24).toString('hex');
@@ -104,6 +111,8 @@ export async function createPki(dir: string): Promise<Pki> {
     kwokKey: path('kwok.key'),
     frontProxyCert: path('front-proxy-client.crt'),
     frontProxyKey: path('front-proxy-client.key'),
+    kubeletClientCert: path('apiserver-kubelet-client.crt'),
+    kubeletClientKey: path('apiserver-kubelet-client.key'),
     serviceAccountKey: path('sa.key'),
     serviceAccountPub: path('sa.pub'),
     adminToken,
@@ -119,7 +128,24 @@ export async function issueLoopbackCertificate(
   dir: string,
   name: string,
 ): Promise<{ cert: string; key: string }> {
+  return issueCertificate({ caCert: join(dir, 'ca.crt'), caKey: join(dir, 'ca.key') }, dir, {
+    name,
+    subject: `/CN=${name}`,
+    altNames: ['IP:127.0.0.1', 'DNS:localhost'],
+  });
+}
+
+/**
+ * Issues `<name>.crt` and `<name>.key` in `dir`, signed by the cluster CA: a client certificate
+ * (the subject's CN is the user, each O a group) and, with `altNames`, a serving one too.
+ */
+export async function issueCertificate(
+  ca: Pick<Pki, 'caCert' | 'caKey'>,
+  dir: string,
+  options: { name: string; subject: string; altNames?: readonly string[] },
+): Promise<{ cert: string; key: string }> {
   const path = (file: string): string => join(dir, file);
+  const { name } = options;
   const openssl = (...args: string[]): Promise<unknown> => run('openssl', args);
   // An EC key: generated in milliseconds, where another RSA key would slow every cluster start.
   await openssl(
@@ -130,22 +156,26 @@ export async function issueLoopbackCertificate(
     'ec_paramgen_curve:prime256v1',
     '-nodes',
     '-subj',
-    `/CN=${name}`,
+    options.subject,
     '-keyout',
     path(`${name}.key`),
     '-out',
     path(`${name}.csr`),
   );
-  await writeFile(path(`${name}.ext`), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
+  const extensions = [
+    ...(options.altNames === undefined ? [] : [`subjectAltName=${options.altNames.join(',')}`]),
+    'extendedKeyUsage=serverAuth,clientAuth',
+  ];
+  await writeFile(path(`${name}.ext`), `${extensions.join('\n')}\n`);
   await openssl(
     'x509',
     '-req',
     '-in',
     path(`${name}.csr`),
     '-CA',
-    path('ca.crt'),
+    ca.caCert,
     '-CAkey',
-    path('ca.key'),
+    ca.caKey,
     '-CAcreateserial',
     '-days',
     '30',

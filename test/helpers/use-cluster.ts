@@ -9,6 +9,7 @@ declare global {
 /** Cold binary builds happen outside the tests, but a slow machine still needs a generous start. */
 const START_TIMEOUT_MS = 5 * 60 * 1000;
 const TEST_TIMEOUT_MS = 60 * 1000;
+const REAL_NODE_START_TIMEOUT_MS = 20 * 60 * 1000;
 
 /**
  * Starts a local control plane before the tests of the calling file and stops it after them.
@@ -21,9 +22,13 @@ export function useCluster(options: ClusterOptions = {}): () => Cluster {
   // Tests on a cluster await controllers (scheduler, garbage collector, kwok), which take
   // seconds on a loaded two-core machine.
   jest.setTimeout(TEST_TIMEOUT_MS);
-  beforeAll(async () => {
-    cluster = await startCluster(options);
-  }, START_TIMEOUT_MS);
+  beforeAll(
+    async () => {
+      cluster = await startCluster(options);
+    },
+    // A real node waits its turn: one per machine, and other test files may hold it.
+    options.realNode === true ? REAL_NODE_START_TIMEOUT_MS : START_TIMEOUT_MS,
+  );
   afterAll(async () => {
     if (cluster === undefined) return;
     const failed = (globalThis.__failedTests ?? 0) > 0;
