@@ -149,7 +149,10 @@ prepare_sandbox() { :; }
 
 # The root file system as a tar: Debian's essential set (dpkg runs the packages' maintainer
 # scripts, so alternatives, CA stores and byte code are in place) plus the image's packages, from
-# the lists of $apt_dir exactly (no update of its own), without documentation.
+# the lists of $apt_dir exactly (no update of its own), without documentation. mmdebstrap's
+# merged-usr hooks lay out the merged /usr themselves and answer init-system-helpers'
+# "usrmerge | usr-is-merged" with usr-is-merged, which apt would otherwise meet with usrmerge
+# and the whole of Perl (~50 MB).
 build_root() {
   local kind=$1
   mkdir -p "$apt_dir/debs"
@@ -163,6 +166,7 @@ build_root() {
     --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/info/*' \
     --dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-include=/usr/share/locale/locale.alias' \
     --dpkgopt='path-exclude=/usr/share/lintian/*' \
+    --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr \
     --include="$(grep -v '^#' "$here/$kind/packages" | paste -sd,)" \
     --setup-hook="mkdir -p \"\$1/var/lib/apt/lists\" && find '$apt_dir/lists' -maxdepth 1 -type f ! -name lock -exec cp -t \"\$1/var/lib/apt/lists/\" {} +" \
     --setup-hook='mkdir -p "$1/var/cache/apt/archives"' \

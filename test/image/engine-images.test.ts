@@ -84,6 +84,8 @@ async function load(image: EngineImage): Promise<void> {
   const present = await podman(['image', 'inspect', '--format', '{{.Id}}', image.ref]);
   if (present.code === 0 && present.stdout.trim() === (await archivedId(image.archive))) return;
   await podmanOk(['load', '--quiet', '--input', image.archive]);
+  // The image the ref named before (an archive of older content) is of no use any more.
+  await podmanOk(['image', 'prune', '--force']);
 }
 
 let images: Record<EngineImageKind, EngineImage>;
@@ -137,10 +139,18 @@ function volume(): string {
   return folder;
 }
 
-/** The loopback address podman published the container's port on. */
-async function published(name: string, port: number): Promise<string> {
-  const address = (await podmanOk(['port', name, `${port}/tcp`])).trim().split('\n')[0] ?? '';
-  return `http://${address}`;
+/**
+ * The engine's own port on the host's network: podman's bridge keeps its network namespaces under
+ * /run/netns, where a real node's harness on this machine mounts and unmounts its own. The port
+ * must be free first, or the test would talk to something else.
+ */
+async function hostPort(port: number): Promise<string> {
+  const taken = await fetch(`http://127.0.0.1:${port}/`).then(
+    () => true,
+    () => false,
+  );
+  if (taken) throw new Error(`Port ${port} is taken on this machine: the engine's contract fixes it`);
+  return `http://127.0.0.1:${port}`;
 }
 
 /** Polls until `url` answers 200; the answer. */
@@ -233,18 +243,11 @@ test('sandbox image runs commands as user 1000 on a read-only root, writes /work
 
 test('notebook image serves JupyterLab under NB_PREFIX only, without a token, and starts a kernel', async () => {
   const prefix = '/workspaces/w1/notebookEngines/n1';
+  const base = await hostPort(8888);
   const name = await start('notebook', [
-    ...[
-      '--publish',
-      '127.0.0.1::8888',
-      '--tmpfs',
-      `/tmp:${EMPTY_DIR}`,
-      '--volume',
-      `${volume()}:/home/jovyan`,
-    ],
+    ...['--network=host', '--tmpfs', `/tmp:${EMPTY_DIR}`, '--volume', `${volume()}:/home/jovyan`],
     ...['--env', `NB_PREFIX=${prefix}`, '--env', 'HOME=/home/jovyan'],
   ]);
-  const base = await published(name, 8888);
   const status = await answering(`${base}${prefix}/api/status`, name, 90_000);
   expect(status.headers.get('content-type')).toMatch(/application\/json/);
   expect(await status.json()).toHaveProperty('started');
@@ -281,8 +284,9 @@ test('notebook image serves JupyterLab under NB_PREFIX only, without a token, an
 
 test('H2O image answers /3/Cloud under H2O_CONTEXT_PATH, with a heap of half the memory limit', async () => {
   const path = '/workspaces/w1/h2oEngines/h1';
+  const base = await hostPort(54321);
   const name = await start('h2o', [
-    ...['--publish', '127.0.0.1::54321', '--tmpfs', `/tmp:${EMPTY_DIR}`, '--memory', '2g'],
+    ...['--network=host', '--tmpfs', `/tmp:${EMPTY_DIR}`, '--memory', '2g'],
     // The operator always sets these, empty when the profile gives none.
     ...[
       '--env',
@@ -295,7 +299,6 @@ test('H2O image answers /3/Cloud under H2O_CONTEXT_PATH, with a heap of half the
       'CLASSPATH=',
     ],
   ]);
-  const base = await published(name, 54321);
   const cloud = (await (await answering(`${base}${path}/3/Cloud`, name, 120_000)).json()) as {
     version: string;
     cloud_size: number;

@@ -5,11 +5,14 @@
 #
 # No token and no password: the access proxy in front authenticates every request. Jupyter's
 # XSRF check stays on, so what the proxy forwards must keep it working:
-#   - the `_xsrf` cookie Jupyter sets (on every page and API answer under NB_PREFIX) and the
-#     `X-XSRFToken` header JupyterLab sends back with it on POST, PUT, PATCH and DELETE;
-#   - the Host header of the request (Jupyter compares it with Origin on API calls and websockets).
-# A client other than JupyterLab (a script, a test) does the same: GET any page under NB_PREFIX,
-# then send the `_xsrf` cookie's value as `X-XSRFToken` together with the cookie.
+#   - the `_xsrf` cookie Jupyter sets on its pages (NB_PREFIX/lab, not the /api answers) and
+#     the `X-XSRFToken` header JupyterLab sends back with it on POST, PUT, PATCH and DELETE
+#     (without them a write is 403);
+#   - the Host header of the request: Jupyter compares it with the Origin header of API calls
+#     and of the kernels' websockets (NB_PREFIX/api/kernels/<id>/channels), which the proxy
+#     must pass through as websockets.
+# A client other than JupyterLab (a script, a test) does the same: GET NB_PREFIX/lab, then send
+# the `_xsrf` cookie's value as `X-XSRFToken` together with the cookie.
 set -eu
 exec /opt/jupyter/bin/jupyter lab \
   --ServerApp.ip=0.0.0.0 \
