@@ -113,7 +113,7 @@ const KWOK_STAGES = [
 
 /** Stages of our own: simulated faults that tests trigger (see each file's header). */
 const TEST_STAGES_DIR = join(dirname(fileURLToPath(import.meta.url)), 'stages');
-const TEST_STAGES = ['pod-crash-loop.yaml'];
+const TEST_STAGES = ['pod-crash-loop.yaml', 'h2o-follower.yaml'];
 
 /**
  * Starts etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok from the

@@ -294,7 +294,8 @@ export async function sweepNode(options: {
   kubeProxy?: string;
 }): Promise<void> {
   killProcesses(options.binaryDirs);
-  await unmountAll([NODE_PATHS.state, NODE_PATHS.data, ...NODE_PATHS.hardCoded, '/run/netns']);
+  // Pods' network namespaces are mounted under the runtime's state folder, among the node's own.
+  await unmountAll([NODE_PATHS.state, NODE_PATHS.data, ...NODE_PATHS.hardCoded]);
   removeCgroups();
   await removeIptablesChains(options.kubeProxy);
   await removeBridge();

@@ -352,8 +352,8 @@ describe('H2O engines in H2O-3’s Kubernetes mode', () => {
     expect(desiredObjects(daiEngineKind, dai(), settings).statefulSet.spec?.updateStrategy).toBeUndefined();
     expect(statefulSet.spec?.template.spec?.containers[0]?.readinessProbe).toEqual({
       httpGet: { path: '/kubernetes/isLeaderNode', port: 8081 },
-      periodSeconds: 5,
-      failureThreshold: 3,
+      periodSeconds: 3,
+      failureThreshold: 1,
     });
   });
 

@@ -22,11 +22,12 @@ export const h2oEngineKind: EngineKind = {
   prefix: 'h2o',
   container: 'h2o',
   port: 54321,
-  // 200 from the leader once the cloud has formed; the followers never answer it with 200.
+  // 200 from every node until the cloud has formed, then from the leader alone; one failure
+  // takes a follower out at once, so that the engine runs only with its leader alone ready.
   readinessProbe: {
     httpGet: { path: '/kubernetes/isLeaderNode', port: H2O_KUBERNETES_API_PORT },
-    periodSeconds: 5,
-    failureThreshold: 3,
+    periodSeconds: 3,
+    failureThreshold: 1,
   },
   servedByLeader: true,
   versionInfoField: 'h2oEngineVersionInfo',

@@ -43,21 +43,26 @@ describe('observe()', () => {
     expect(observe({ ...base, kind: notebookEngineKind, pods: [ready(false)] }).state).toBe('STATE_STARTING');
   });
 
-  test('an H2O engine is RUNNING once all its nodes run and its leader is ready (followers never are)', () => {
+  test('an H2O engine is RUNNING once all its nodes run and its leader alone is ready (followers never are)', () => {
     const kind = h2oEngineKind;
     const h2o = { ...base, kind, wantedPods: 3 };
-    // The cloud is forming: every node runs, none is the ready leader yet.
+    // Starting: no node answers yet.
     expect(observe({ ...h2o, pods: [ready(false), ready(false), ready(false)] })).toEqual({
       state: 'STATE_CONNECTING',
       reconciling: true,
     });
+    // The nodes look for each other: H2O-3 has every node answer its probe until the cloud forms.
+    expect(observe({ ...h2o, pods: [ready(true), ready(true), ready(true)] }).state).toBe('STATE_CONNECTING');
+    expect(observe({ ...h2o, pods: [ready(true), ready(true), ready(false)] }).state).toBe(
+      'STATE_CONNECTING',
+    );
     // Formed: the leader answers, the followers do not.
     expect(observe({ ...h2o, pods: [ready(false), ready(true), ready(false)] })).toEqual({
       state: 'STATE_RUNNING',
       reconciling: false,
     });
-    // Simulated nodes mark every pod ready: still RUNNING.
-    expect(observe({ ...h2o, pods: [ready(true), ready(true), ready(true)] }).state).toBe('STATE_RUNNING');
+    // A cloud of one has no followers.
+    expect(observe({ ...h2o, wantedPods: 1, pods: [ready(true)] }).state).toBe('STATE_RUNNING');
     // A node not running (or not there) cannot be in the cloud.
     expect(observe({ ...h2o, pods: [ready(true), ready(false), pending] }).state).toBe('STATE_CONNECTING');
     expect(observe({ ...h2o, pods: [ready(true), ready(false)] }).state).toBe('STATE_CONNECTING');

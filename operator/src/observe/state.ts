@@ -42,6 +42,16 @@ export function readyPodsWanted(kind: EngineKind, wantedPods: number): number {
   return kind.servedByLeader === true ? Math.min(1, wantedPods) : wantedPods;
 }
 
+/**
+ * Whether `ready` pods of `wantedPods` serve the engine. A cloud's nodes all answer its readiness
+ * probe until they have formed it (H2O-3 keeps them ready while they look for each other), so it
+ * serves only once its leader alone is ready.
+ */
+export function servesWith(kind: EngineKind, wantedPods: number, ready: number): boolean {
+  if (kind.servedByLeader === true && wantedPods > 1) return ready === 1;
+  return ready >= readyPodsWanted(kind, wantedPods);
+}
+
 function failed(found: Failure): ObservedState {
   return {
     state: 'STATE_FAILED',
@@ -70,7 +80,7 @@ export function observe(o: Observation): ObservedState {
   if (found) return failed(found);
   const running = live.filter((p) => p.status?.phase === 'Running');
   const ready = live.filter(isReady).length;
-  if (running.length >= o.wantedPods && ready >= readyPodsWanted(o.kind, o.wantedPods))
+  if (running.length >= o.wantedPods && servesWith(o.kind, o.wantedPods, ready))
     return { state: 'STATE_RUNNING', reconciling: false };
   const connecting = running.length > 0 && o.kind.hasConnectingState;
   return { state: connecting ? 'STATE_CONNECTING' : 'STATE_STARTING', reconciling: true };

@@ -1,0 +1,222 @@
+/**
+ * Engines that run for real: real containers from the engine images on the local cluster's real
+ * node, created through the API (and the unmodified official client) from the real-node
+ * catalogue, as `make run` offers them.
+ */
+import { execFile } from 'node:child_process';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { AppsV1Api, CoreV1Api, type KubernetesObject, type V1Pod } from '@kubernetes/client-node';
+import { createCatalogue, realCatalogue } from '../cluster/real-catalogue.ts';
+import { REAL_NODE } from '../cluster/real-node.ts';
+import { waitFor } from '../cluster/wait.ts';
+import { useApiServer, type RestResponse } from '../helpers/api-server.ts';
+import { useIdentity } from '../helpers/use-identity.ts';
+import { ownedBy, reaches as reachesState } from '../operator/fixtures.ts';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const CACHE = process.env['AIEM_CACHE'] ?? join(homedir(), '.cache', 'ai-engine-manager');
+const CLIENT = '1.10.2';
+const NAMESPACE = 'real';
+const W = 'workspaces/lab';
+
+const { identity, authenticate, authorizer } = useIdentity({
+  accounts: [
+    { id: 'admin', name: 'Ada Admin', roles: ['admin'] },
+    { id: 'user', name: 'Una User', roles: ['data-scientist'] },
+  ],
+});
+// One simulated node beside the real one: engines of the real-node catalogue must land there.
+const api = useApiServer({
+  namespace: NAMESPACE,
+  authenticate,
+  authorizer,
+  operator: true,
+  cluster: { realNode: true, nodes: { cpuNodes: 1, gpuNodes: 0, gpusPerNode: 0 } },
+});
+
+beforeAll(async () => {
+  const images = api().cluster.realNode?.images ?? [];
+  await createCatalogue(api().gateway.restUrl, await identity().token('admin'), realCatalogue(images));
+}, 60_000);
+
+async function asUser(method: string, path: string, body?: unknown): Promise<RestResponse> {
+  return api().rest(method, path, body, { Authorization: `Bearer ${await identity().token('user')}` });
+}
+
+async function ok(method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
+  const r = await asUser(method, path, body);
+  if (r.status !== 200) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(r.json)}`);
+  return r.json;
+}
+
+const reaches = (plural: string, name: string, state: string, timeoutMs = 240_000): Promise<unknown> =>
+  reachesState(api(), { namespace: NAMESPACE, plural, name }, state, timeoutMs);
+
+async function livePods(uid: string): Promise<V1Pod[]> {
+  const core = api().cluster.kubeConfig.makeApiClient(CoreV1Api);
+  const pods = await core.listNamespacedPod({ namespace: NAMESPACE, labelSelector: ownedBy(uid) });
+  return pods.items.filter((p) => p.metadata?.deletionTimestamp === undefined);
+}
+
+/** The names of every object the operator made for the engine that still exists. */
+async function ownedObjects(uid: string): Promise<string[]> {
+  const core = api().cluster.kubeConfig.makeApiClient(CoreV1Api);
+  const apps = api().cluster.kubeConfig.makeApiClient(AppsV1Api);
+  const labelSelector = ownedBy(uid);
+  const namespace = NAMESPACE;
+  const lists: [string, KubernetesObject[]][] = [
+    ['StatefulSet', (await apps.listNamespacedStatefulSet({ namespace, labelSelector })).items],
+    ['Service', (await core.listNamespacedService({ namespace, labelSelector })).items],
+    ['Pod', (await core.listNamespacedPod({ namespace, labelSelector })).items],
+    ['PVC', (await core.listNamespacedPersistentVolumeClaim({ namespace, labelSelector })).items],
+  ];
+  return lists.flatMap(([kind, items]) => items.map((i) => `${kind}/${i.metadata?.name ?? ''}`));
+}
+
+async function clientScript(script: string, args: readonly string[]): Promise<string> {
+  const { provider } = identity();
+  const python = join(CACHE, `python-client-${CLIENT}`, 'bin', 'python');
+  const env = {
+    ...process.env,
+    AIEM_ISSUER_URL: provider.issuer,
+    AIEM_CLIENT_ID: provider.clientId,
+    AIEM_USER_REFRESH_TOKEN: await provider.refreshToken('user'),
+  };
+  const { stdout } = await promisify(execFile)(
+    python,
+    [join(HERE, '..', 'compat', script), api().gateway.restUrl, ...args],
+    { env },
+  ).catch((error: unknown) => {
+    const out = typeof error === 'object' && error !== null && 'stdout' in error ? String(error.stdout) : '';
+    throw new Error(`The client script failed:\n${out}\n${String(error)}`);
+  });
+  expect(stdout.trim().split('\n').at(-1)).toBe('all steps passed');
+  return stdout;
+}
+
+const engineUid = (json: Record<string, unknown>, field: string): string =>
+  (json[field] as { uid: string }).uid;
+
+describe('engines on the real node', () => {
+  // The node has two CPUs: each test's engines go before the next test's start, whatever its outcome.
+  afterEach(async () => {
+    for (const collection of ['h2oEngines', 'notebookEngines', 'sandboxEngines']) {
+      const list = await asUser('GET', `/v1/${W}/${collection}`);
+      const engines = (list.json[collection] ?? []) as { name: string }[];
+      for (const engine of engines) await asUser('DELETE', `/v1/${engine.name}`);
+    }
+    await waitFor(
+      async () => {
+        const core = api().cluster.kubeConfig.makeApiClient(CoreV1Api);
+        const pods = await core.listNamespacedPod({ namespace: NAMESPACE });
+        return pods.items.length === 0 ? true : undefined;
+      },
+      { what: 'every engine pod to be gone', timeoutMs: 120_000 },
+    );
+  }, 180_000);
+
+  test('an H2O engine of two nodes runs once its cloud has formed, through the unmodified client', async () => {
+    await clientScript('real_h2o.py', ['lab', 'create']);
+    const engine = await ok('GET', `/v1/${W}/h2oEngines/cluster`);
+    const uid = engineUid(engine, 'h2oEngine');
+    const pods = await livePods(uid);
+    expect(pods.map((p) => p.spec?.nodeName)).toEqual([REAL_NODE.name, REAL_NODE.name]);
+    // H2O's Kubernetes mode: only the leader turns Ready, and only once the cloud of two has
+    // formed; clients talk to it alone (the others refuse them).
+    const views = await Promise.all(
+      pods.map(async (pod) => {
+        const ready = pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+        const url = `http://${pod.status?.podIP ?? ''}:54321/workspaces/lab/h2oEngines/cluster/3/Cloud`;
+        const answer = await fetch(url);
+        const cloud = answer.ok ? ((await answer.json()) as Record<string, unknown>) : {};
+        return { ready, status: answer.status, size: cloud['cloud_size'], consensus: cloud['consensus'] };
+      }),
+    );
+    expect(views.sort((a, b) => Number(b.ready) - Number(a.ready))).toEqual([
+      { ready: true, status: 200, size: 2, consensus: expect.any(Boolean) },
+      { ready: false, status: 403, size: undefined, consensus: undefined },
+    ]);
+    // The nodes agree on the cloud's members within moments of its forming.
+    const leader = `http://${pods.find((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))?.status?.podIP ?? ''}:54321`;
+    await waitFor(
+      async () => {
+        const cloud = (await (await fetch(`${leader}/workspaces/lab/h2oEngines/cluster/3/Cloud`)).json()) as {
+          consensus: boolean;
+          cloud_size: number;
+        };
+        return cloud.consensus && cloud.cloud_size === 2 ? true : undefined;
+      },
+      { what: 'the H2O cloud to reach consensus' },
+    );
+
+    await clientScript('real_h2o.py', ['lab', 'terminate']);
+    await waitFor(async () => ((await ownedObjects(uid)).length === 0 ? true : undefined), {
+      what: 'every object of the H2O engine to be gone',
+      timeoutMs: 60_000,
+    });
+  }, 600_000);
+
+  test('a notebook engine serves JupyterLab on its path, and keeps its files across pause and resume', async () => {
+    const created = await ok('POST', `/v1/${W}/notebookEngines?notebookEngineId=nb`, {
+      profile: 'workspaces/global/notebookEngineProfiles/real',
+      notebookImage: 'workspaces/global/notebookEngineImages/real',
+    });
+    const uid = engineUid(created, 'notebookEngine');
+    await reaches('notebookengines', 'lab.nb', 'STATE_RUNNING');
+    const jupyter = await jupyterOf(uid);
+    expect((await fetch(`${jupyter.base}/api/status`)).status).toBe(200);
+    expect((await fetch(`${jupyter.origin}/api/status`)).status).toBe(404);
+    await jupyter.put('kept.txt', 'written before the pause');
+
+    await ok('POST', `/v1/${W}/notebookEngines/nb:pause`);
+    await reaches('notebookengines', 'lab.nb', 'STATE_PAUSED');
+    expect(await livePods(uid)).toEqual([]);
+    await ok('POST', `/v1/${W}/notebookEngines/nb:resume`);
+    await reaches('notebookengines', 'lab.nb', 'STATE_RUNNING');
+    const resumed = await jupyterOf(uid);
+    expect(await resumed.get('kept.txt')).toBe('written before the pause');
+    await ok('DELETE', `/v1/${W}/notebookEngines/nb`);
+  }, 600_000);
+});
+
+/** JupyterLab of a running notebook engine, reached at its pod's address under its path. */
+async function jupyterOf(uid: string): Promise<{
+  origin: string;
+  base: string;
+  put(path: string, text: string): Promise<void>;
+  get(path: string): Promise<string>;
+}> {
+  const [pod] = await livePods(uid);
+  const origin = `http://${pod?.status?.podIP ?? ''}:8888`;
+  const base = `${origin}/workspaces/lab/notebookEngines/nb`;
+  await waitFor(
+    async () => ((await fetch(`${base}/api/status`).catch(() => undefined))?.ok === true ? true : undefined),
+    {
+      what: 'JupyterLab to answer',
+    },
+  );
+  // Jupyter's XSRF check: the cookie it sets, sent back with the same value as a header.
+  const page = await fetch(`${base}/lab`);
+  const xsrf = /_xsrf=([^;]+)/.exec(page.headers.get('set-cookie') ?? '')?.[1] ?? '';
+  const headers = { cookie: `_xsrf=${xsrf}`, 'x-xsrftoken': xsrf, 'content-type': 'application/json' };
+  return {
+    origin,
+    base,
+    async put(path, text) {
+      const r = await fetch(`${base}/api/contents/${path}`, {
+        method: 'PUT',
+        headers,
+        body: JSON.stringify({ type: 'file', format: 'text', content: text }),
+      });
+      expect(r.status).toBe(201);
+    },
+    async get(path) {
+      const r = await fetch(`${base}/api/contents/${path}?content=1`, { headers });
+      expect(r.status).toBe(200);
+      return ((await r.json()) as { content: string }).content;
+    },
+  };
+}
