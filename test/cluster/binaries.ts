@@ -30,6 +30,8 @@ export interface NodeBinaries {
   pause: string;
   pauseVersion: string;
   localPath: string;
+  /** kube-network-policies, the NetworkPolicy agent (network-policy-agent.ts). */
+  networkPolicies: string;
 }
 
 const BUILD_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), 'build-binaries.sh');
@@ -62,6 +64,7 @@ export async function ensureNodeBinaries(): Promise<NodeBinaries> {
     pause: get('PAUSE_BIN'),
     pauseVersion: get('PAUSE_VERSION'),
     localPath: get('LOCAL_PATH_BIN'),
+    networkPolicies: get('NETWORK_POLICIES_BIN'),
   };
 }
 

@@ -17,12 +17,13 @@ GRPCURL_VERSION=${GRPCURL_VERSION:-1.9.3}
 METRICS_SERVER_VERSION=${METRICS_SERVER_VERSION:-0.8.0}
 # The real node (real-node.ts): a kubelet and kube-proxy of the same Kubernetes release, a
 # container runtime, CNI plugins, cluster DNS, the pod sandbox's pause program and a volume
-# provisioner. Built only when asked for (`real-node`), as the real node is.
+# provisioner and a NetworkPolicy agent. Built only when asked for (`real-node`), as the real node is.
 CONTAINERD_VERSION=${CONTAINERD_VERSION:-2.4.2}
 CNI_PLUGINS_VERSION=${CNI_PLUGINS_VERSION:-1.10.0}
 COREDNS_VERSION=${COREDNS_VERSION:-1.14.7}
 PAUSE_VERSION=${PAUSE_VERSION:-3.10.2}
 LOCAL_PATH_VERSION=${LOCAL_PATH_VERSION:-0.0.30}
+NETWORK_POLICIES_VERSION=${NETWORK_POLICIES_VERSION:-0.8.0}
 CACHE=${AIEM_CACHE:-$HOME/.cache/ai-engine-manager}
 
 export GOTOOLCHAIN=local CGO_ENABLED=0
@@ -290,6 +291,101 @@ build_local_path() {
   )
 }
 
+# The real node's NetworkPolicy agent: kube-network-policies' controller decides each new pod
+# connection that netfilter queues to it. Its own main reads only in-cluster configuration, and
+# the node runs outside the cluster, so this main takes a kubeconfig instead.
+build_network_policies() {
+  local out=$CACHE/bin/kube-network-policies-$NETWORK_POLICIES_VERSION
+  local src=$CACHE/src/kube-network-policies-$NETWORK_POLICIES_VERSION
+  [ -x "$out/kube-network-policies" ] && return
+  log "building kube-network-policies v$NETWORK_POLICIES_VERSION (cold: about 2 minutes)"
+  BUILT=1
+  rm -rf "$src" && mkdir -p "$src" "$out"
+  (
+    cd "$src"
+    printf 'module local/network-policy-agent\n\ngo 1.26.0\n' > go.mod
+    cat > main.go <<'GO'
+// Command kube-network-policies runs the NetworkPolicy controller for one node, outside the
+// cluster: it watches policies, namespaces and pods through a kubeconfig and gives a verdict on
+// every packet that netfilter sends to its queue.
+package main
+
+import (
+	"context"
+	"flag"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/kube-network-policies/pkg/networkpolicy"
+)
+
+func main() {
+	kubeconfig := flag.String("kubeconfig", "", "kubeconfig of the cluster whose policies to enforce")
+	nodeName := flag.String("node-name", "", "the node whose pods to protect")
+	queueID := flag.Int("nfqueue-id", 100, "the netfilter queue that new connections arrive on")
+	klog.InitFlags(nil)
+	flag.Parse()
+	if *kubeconfig == "" || *nodeName == "" {
+		klog.Fatal("--kubeconfig and --node-name are required")
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	config, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
+	if err != nil {
+		klog.Fatalf("reading kubeconfig: %v", err)
+	}
+	client, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		klog.Fatalf("creating client: %v", err)
+	}
+	factory := informers.NewSharedInformerFactory(client, 0)
+
+	controller, err := networkpolicy.NewController(
+		client,
+		factory.Networking().V1().NetworkPolicies(),
+		factory.Core().V1().Namespaces(),
+		factory.Core().V1().Pods(),
+		// Nodes and the client for the (alpha) admin policies serve only those policies, which
+		// stay off.
+		nil, nil, nil, nil,
+		networkpolicy.Config{
+			QueueID:  *queueID,
+			NodeName: *nodeName,
+			// Fail closed: a full queue drops the packet rather than letting it through unjudged.
+			FailOpen: false,
+			// Only for the controller's own nftables DNS rules, which this node does not use.
+			NetfilterBug1766Fix: false,
+			// Warning: NRIdisabled must stay false in v0.8.0. With it set, looking up an address
+			// that no pod in the informer holds dereferences a nil plugin and panics. Enabled, the
+			// plugin merely fails to reach a runtime socket and the controller uses the
+			// apiserver's pod addresses alone.
+			NRIdisabled: false,
+		},
+	)
+	if err != nil {
+		klog.Fatalf("creating the controller: %v", err)
+	}
+	factory.Start(ctx.Done())
+	// Run binds the queue once the informers have synced and returns when ctx ends.
+	if err := controller.Run(ctx); err != nil {
+		klog.Errorf("controller stopped: %v", err)
+		os.Exit(1)
+	}
+}
+GO
+    go get "sigs.k8s.io/kube-network-policies@v$NETWORK_POLICIES_VERSION"
+    go build -mod=mod "${GO_BUILD_FLAGS[@]}" -ldflags="-s -w" -o "$out/kube-network-policies.tmp" .
+    mv "$out/kube-network-policies.tmp" "$out/kube-network-policies"
+  )
+}
+
 build_helm() {
   local k8s_minor=${K8S_VERSION#*.}; k8s_minor=${k8s_minor%%.*}
   build_go_install "$CACHE/bin/helm-$HELM_VERSION" helm \
@@ -334,6 +430,7 @@ for t in "${targets[@]}"; do
       timed coredns build_coredns
       timed pause build_pause
       timed local-path-provisioner build_local_path
+      timed kube-network-policies build_network_policies
       ;;
     *) log "unknown target $t"; exit 2 ;;
   esac
@@ -354,4 +451,5 @@ COREDNS_BIN=$CACHE/bin/coredns-$COREDNS_VERSION
 PAUSE_BIN=$CACHE/bin/pause-$PAUSE_VERSION
 PAUSE_VERSION=$PAUSE_VERSION
 LOCAL_PATH_BIN=$CACHE/bin/local-path-provisioner-$LOCAL_PATH_VERSION
+NETWORK_POLICIES_BIN=$CACHE/bin/kube-network-policies-$NETWORK_POLICIES_VERSION
 OUT

@@ -16,6 +16,7 @@ import { CoreV1Api, StorageV1Api, type KubeConfig, type V1Node } from '@kubernet
 import { dump } from 'js-yaml';
 import { ensureNodeBinaries, type NodeBinaries } from './binaries.ts';
 import { ensureEngineImages, type EngineImage } from './engine-images.ts';
+import { startNetworkPolicyAgent } from './network-policy-agent.ts';
 import { applySysctls, BRIDGE, NODE_PATHS, recordPid, sweepNode } from './node-host.ts';
 import { ensureNodeImages } from './node-images.ts';
 import { issueCertificate, type Pki } from './pki.ts';
@@ -91,6 +92,7 @@ export async function startRealNode(context: NodeContext): Promise<RealNode> {
     binaries.cni,
     binaries.coredns,
     binaries.localPath,
+    binaries.networkPolicies,
   ];
   const kubeProxy = join(binaries.kubelet, 'kube-proxy');
   const logDir = join(context.runDir, 'real-node');
@@ -189,6 +191,15 @@ export async function startRealNode(context: NodeContext): Promise<RealNode> {
         },
         { what: 'cluster DNS', explain: () => coredns.tail() },
       ),
+      // NetworkPolicies are enforced before the first pod can start (network-policy-agent.ts).
+      startNetworkPolicyAgent({
+        binaryDir: binaries.networkPolicies,
+        kubeconfigPath: context.kubeconfigPath,
+        nodeName: REAL_NODE.name,
+        podSubnet: POD_SUBNET,
+        launch,
+        log: context.log,
+      }),
     ]);
     context.log(`real node ${REAL_NODE.name} (${ip}) Ready after ${Date.now() - started} ms`);
     return {
