@@ -1,3 +1,4 @@
+import { REAL_NODE } from './real-node.ts';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -32,10 +33,13 @@ const pod = (labels: Record<string, string>): V1Pod => ({
 });
 
 describe('sandbox simulator decisions', () => {
-  test('isSandboxPod() is true only for pods labelled with the sandbox engine kind', () => {
+  test('isSandboxPod() is true only for pods labelled with the sandbox engine kind on a simulated node', () => {
     expect(isSandboxPod(pod({ [ENGINE_KIND_LABEL]: SANDBOX_KIND }))).toBe(true);
     expect(isSandboxPod(pod({ [ENGINE_KIND_LABEL]: 'NotebookEngine' }))).toBe(false);
     expect(isSandboxPod(pod({}))).toBe(false);
+    // The real node runs its sandboxes' commands in their containers.
+    const real = pod({ [ENGINE_KIND_LABEL]: SANDBOX_KIND });
+    expect(isSandboxPod({ ...real, spec: { containers: [], nodeName: REAL_NODE.name } })).toBe(false);
   });
 
   test('execRuleFor() confines commands to the directory, as the sandbox user, through the entry, owned by the pod', () => {

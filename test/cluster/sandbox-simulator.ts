@@ -24,6 +24,7 @@
  * Warning: the command runs on the host, with the host's files. The root prefix and the
  * unprivileged user are what keep it inside the directory; never make an Exec without both.
  */
+import { REAL_NODE } from './real-node.ts';
 import { chmod, chown, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import {
@@ -76,9 +77,12 @@ export interface PodKey {
   name: string;
 }
 
-/** Whether `pod` belongs to a sandbox engine. */
+/**
+ * Whether `pod` belongs to a sandbox engine on a simulated node. On the real node the container
+ * itself runs the commands (the kubelet's own exec), so the simulator leaves those pods alone.
+ */
 export function isSandboxPod(pod: V1Pod): boolean {
-  return pod.metadata?.labels?.[ENGINE_KIND_LABEL] === SANDBOX_KIND;
+  return pod.metadata?.labels?.[ENGINE_KIND_LABEL] === SANDBOX_KIND && pod.spec?.nodeName !== REAL_NODE.name;
 }
 
 /** The namespace and name of a pod. */

@@ -8,8 +8,15 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { AppsV1Api, CoreV1Api, type KubernetesObject, type V1Pod } from '@kubernetes/client-node';
-import { createCatalogue, realCatalogue } from '../cluster/real-catalogue.ts';
+import {
+  AppsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  type KubernetesObject,
+  type V1Pod,
+} from '@kubernetes/client-node';
+import { dump, load } from 'js-yaml';
+import { createCatalogue, realCatalogue, realNodePlacement } from '../cluster/real-catalogue.ts';
 import { REAL_NODE } from '../cluster/real-node.ts';
 import { waitFor } from '../cluster/wait.ts';
 import { useApiServer, type RestResponse } from '../helpers/api-server.ts';
@@ -21,6 +28,7 @@ const CACHE = process.env['AIEM_CACHE'] ?? join(homedir(), '.cache', 'ai-engine-
 const CLIENT = '1.10.2';
 const NAMESPACE = 'real';
 const W = 'workspaces/lab';
+const GIB = 1024 ** 3;
 
 const { identity, authenticate, authorizer } = useIdentity({
   accounts: [
@@ -95,6 +103,23 @@ async function clientScript(script: string, args: readonly string[]): Promise<st
   });
   expect(stdout.trim().split('\n').at(-1)).toBe('all steps passed');
   return stdout;
+}
+
+/** The engine's custom resource as the operator last wrote it. */
+async function watchOnce(
+  name: string,
+): Promise<{ status?: { state?: string; conditions?: { type: string; reason: string }[] } }> {
+  return (await api()
+    .cluster.kubeConfig.makeApiClient(CustomObjectsApi)
+    .getNamespacedCustomObject({
+      group: 'engine.h2o.ai',
+      version: 'v1',
+      namespace: NAMESPACE,
+      plural: 'notebookengines',
+      name,
+    })) as {
+    status?: { state?: string; conditions?: { type: string; reason: string }[] };
+  };
 }
 
 const engineUid = (json: Record<string, unknown>, field: string): string =>
@@ -180,6 +205,82 @@ describe('engines on the real node', () => {
     expect(await resumed.get('kept.txt')).toBe('written before the pause');
     await ok('DELETE', `/v1/${W}/notebookEngines/nb`);
   }, 600_000);
+  test('a sandbox engine runs processes and files in its real container, through the unmodified client', async () => {
+    await clientScript('real_sandbox.py', ['lab']);
+  }, 600_000);
+
+  describe('an engine that cannot run says why', () => {
+    /** A notebook profile of the real-node catalogue whose pod template runs `command` instead. */
+    async function failingProfile(id: string, command: string[], memory = String(GIB / 4)): Promise<void> {
+      const [profile] = realCatalogue(api().cluster.realNode?.images ?? []).filter(
+        (entry) => entry.collection === 'notebookEngineProfiles',
+      );
+      const template = dump({
+        spec: {
+          ...(load(realNodePlacement()) as { spec: object }).spec,
+          containers: [{ name: 'notebook', command }],
+        },
+      });
+      const r = await api().rest(
+        'POST',
+        `/v1/workspaces/global/notebookEngineProfiles?notebookEngineProfileId=${id}`,
+        {
+          ...profile?.body,
+          yamlPodTemplateSpec: template,
+          memoryBytesConstraint: { min: memory, default: memory, max: null, cumulativeMax: null },
+        },
+        { Authorization: `Bearer ${await identity().token('admin')}` },
+      );
+      expect(r.status).toBe(200);
+    }
+
+    async function notebookFrom(profile: string, id: string): Promise<void> {
+      await ok('POST', `/v1/${W}/notebookEngines?notebookEngineId=${id}`, {
+        profile: `workspaces/global/notebookEngineProfiles/${profile}`,
+        notebookImage: 'workspaces/global/notebookEngineImages/real',
+      });
+    }
+
+    test('a process that exits: FAILED, the process failed', async () => {
+      await failingProfile('exits', ['sh', '-c', 'echo bye; exit 3']);
+      await notebookFrom('exits', 'exits');
+      await reaches('notebookengines', 'lab.exits', 'STATE_FAILED');
+      const engine = (await ok('GET', `/v1/${W}/notebookEngines/exits`))['notebookEngine'] as Record<
+        string,
+        unknown
+      >;
+      expect(engine['failureReason']).toBe('FAILURE_REASON_PROCESS_FAILED');
+    }, 300_000);
+
+    test('a process over its memory limit: FAILED, OOM killed', async () => {
+      await failingProfile(
+        'greedy',
+        ['python3', '-c', 'b = bytearray(1 << 30); print(len(b))'],
+        String(GIB / 8),
+      );
+      await notebookFrom('greedy', 'greedy');
+      await reaches('notebookengines', 'lab.greedy', 'STATE_FAILED');
+      const engine = (await ok('GET', `/v1/${W}/notebookEngines/greedy`))['notebookEngine'] as Record<
+        string,
+        unknown
+      >;
+      expect(engine['failureReason']).toBe('FAILURE_REASON_OOM_KILLED');
+    }, 300_000);
+
+    test('a server that never answers its probe: STARTING, and the engine says it waits for it', async () => {
+      await failingProfile('silent', ['sleep', 'infinity']);
+      await notebookFrom('silent', 'silent');
+      const engine = await waitFor(
+        async () => {
+          const got = await watchOnce('lab.silent');
+          const ready = got.status?.conditions?.find((c) => c.type === 'Ready');
+          return ready?.reason === 'WaitingForReadiness' ? got : undefined;
+        },
+        { what: 'the engine to say it waits for its readiness', timeoutMs: 120_000 },
+      );
+      expect(engine.status?.state).toBe('STATE_STARTING');
+    }, 300_000);
+  });
 });
 
 /** JupyterLab of a running notebook engine, reached at its pod's address under its path. */

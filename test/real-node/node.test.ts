@@ -31,7 +31,7 @@ async function leftovers(): Promise<Record<string, string[]>> {
       }
     })
     .filter((command) =>
-      /\/(kubelet|containerd|containerd-shim-runc-v2|kube-proxy|coredns|local-path-provisioner)$/.test(
+      /\/(kubelet|containerd|containerd-shim-runc-v2|kube-proxy|coredns|local-path-provisioner|kube-network-policies)$/.test(
         command,
       ),
     );
