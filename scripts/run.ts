@@ -64,7 +64,8 @@ function port(name: string, fallback: number): number {
 
 // Ctrl+C stops the product first, then the cluster under it: each step is added once started,
 // and steps stop newest first.
-const shutdown = superviseShutdown();
+// The real node takes its containers, mounts and network away as it stops: more than the default.
+const shutdown = superviseShutdown({ deadlineMs: 30_000 });
 // A real node (kubelet + containerd) beside the simulated ones, unless AIEM_REAL_NODE=0 or this
 // machine cannot run one (it needs Linux and root).
 const noRealNode = process.env['AIEM_REAL_NODE'] === '0' ? 'AIEM_REAL_NODE=0' : realNodeUnavailable();
