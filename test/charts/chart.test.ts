@@ -33,6 +33,7 @@ import {
   operatorNeeds,
   permissionKey,
   sources,
+  uninstallNeeds,
   type Permission,
 } from './permissions.ts';
 
@@ -95,6 +96,11 @@ interface PodSpec {
 }
 interface Deployment {
   spec: { replicas: number; selector: { matchLabels: Record<string, string> }; template: { spec: PodSpec } };
+}
+
+interface Job {
+  metadata: { annotations: Record<string, string> };
+  spec: { backoffLimit: number; activeDeadlineSeconds: number; template: { spec: PodSpec & { nodeSelector?: object; tolerations?: object[] } } };
 }
 
 const deployment = (objects: Rendered[], component: string): Deployment =>
@@ -185,6 +191,11 @@ describe('default values', () => {
         'ConfigMap/aiem-ai-engine-manager-policy',
         'Deployment/aiem-ai-engine-manager-gateway',
         'Deployment/aiem-ai-engine-manager-operator',
+        // The uninstall hook's, created only when the release is uninstalled.
+        'Job/aiem-ai-engine-manager-uninstall',
+        'Role/aiem-ai-engine-manager-uninstall',
+        'RoleBinding/aiem-ai-engine-manager-uninstall',
+        'ServiceAccount/aiem-ai-engine-manager-uninstall',
         'PodDisruptionBudget/aiem-ai-engine-manager-gateway',
         'PodDisruptionBudget/aiem-ai-engine-manager-operator',
         'Role/aiem-ai-engine-manager-gateway',
@@ -390,6 +401,7 @@ describe('default values', () => {
     for (const [component, needs] of [
       ['gateway', gatewayNeeds()],
       ['operator', operatorNeeds()],
+      ['uninstall', uninstallNeeds()],
     ] as const) {
       expect({ component, unknownCalls: needs.unknown }).toEqual({ component, unknownCalls: [] });
       const role = find(objects, 'Role', `-${component}`);
@@ -426,7 +438,7 @@ describe('default values', () => {
       });
       expect([...(webhook.rules[0]?.resources ?? [])].sort()).toEqual([...ALL_KINDS].sort());
       const exempt = webhook.matchConditions[0]?.expression ?? '';
-      for (const user of ['gateway', 'operator'])
+      for (const user of ['gateway', 'operator', 'uninstall'])
         expect(exempt).toContain(`'system:serviceaccount:aiem-system:aiem-ai-engine-manager-${user}'`);
     }
     // The certificate names the Service, and the CA signed it.
@@ -609,7 +621,7 @@ describe('value sets', () => {
   test('CRDs can be left out or left unkept; RBAC and ServiceAccounts can be brought along', async () => {
     const without = await render({ ...MINIMAL_VALUES, crds: { install: false, keep: true } });
     expect(without.filter((o) => o.kind === 'CustomResourceDefinition')).toEqual([]);
-    const unkept = await render({ ...MINIMAL_VALUES, crds: { install: true, keep: false } });
+    const unkept = await render({ ...MINIMAL_VALUES, crds: { install: true, keep: false }, uninstall: { engines: 'delete' } });
     for (const crd of unkept.filter((o) => o.kind === 'CustomResourceDefinition'))
       expect(crd.metadata?.annotations).toBeUndefined();
     const own = await render({
@@ -618,10 +630,12 @@ describe('value sets', () => {
       gateway: { serviceAccount: { create: false, name: 'api' } },
       operator: { serviceAccount: { create: false, name: 'runner' } },
       engines: { serviceAccount: { create: false } },
+      uninstall: { serviceAccount: { create: false, name: 'cleaner' } },
     });
     expect(own.filter((o) => ['Role', 'RoleBinding', 'ServiceAccount'].includes(String(o.kind)))).toEqual([]);
     expect(deployment(own, 'gateway').spec.template.spec.serviceAccountName).toBe('api');
     expect(deployment(own, 'operator').spec.template.spec.serviceAccountName).toBe('runner');
+    expect((find(own, 'Job', '-uninstall') as unknown as Job).spec.template.spec.serviceAccountName).toBe('cleaner');
   });
 
   test('a release named after the chart keeps short names; nameOverride and fullnameOverride apply', async () => {
@@ -675,5 +689,63 @@ describe('bad values fail with a message naming the value', () => {
       properties: { oidc: { properties: { algorithms: { items: { enum: string[] } } } } };
     };
     expect(schema.properties.oidc.properties.algorithms.items.enum).toEqual([...DEFAULT_ALGORITHMS]);
+  });
+});
+
+describe('the uninstall hook', () => {
+  const hookOf = (objects: Rendered[]): Job => find(objects, 'Job', '-uninstall') as unknown as Job;
+  const phases = (objects: Rendered[]): Record<string, string | undefined> =>
+    Object.fromEntries(
+      objects
+        .filter((o) => o.metadata?.name === 'aiem-ai-engine-manager-uninstall')
+        .map((o) => [String(o.kind), o.metadata?.annotations?.['helm.sh/hook']]),
+    );
+
+  test('keep by default: after the release is gone, a Job from the product image releases the engines', async () => {
+    const objects = await render(MINIMAL_VALUES);
+    expect(phases(objects)).toEqual({ ServiceAccount: 'post-delete', Role: 'post-delete', RoleBinding: 'post-delete', Job: 'post-delete' });
+    const job = hookOf(objects);
+    expect(job.metadata.annotations['helm.sh/hook-delete-policy']).toBe('before-hook-creation,hook-succeeded');
+    expect(job.spec).toMatchObject({ backoffLimit: 0, activeDeadlineSeconds: 300 });
+    const [hook] = job.spec.template.spec.containers;
+    expect(hook?.image).toBe(container(objects, 'operator').image);
+    expect(hook?.command).toEqual(['node', '/app/operator/src/uninstall/main.ts']);
+    expect(envOf(hook as Container)).toEqual({
+      AIEM_NAMESPACE: 'aiem-system',
+      AIEM_LOG_LEVEL: 'info',
+      AIEM_UNINSTALL_ENGINES: 'keep',
+      AIEM_UNINSTALL_TIMEOUT_SECONDS: '240',
+      AIEM_OPERATOR_POD_SELECTOR: Object.entries(deployment(objects, 'operator').spec.selector.matchLabels)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(','),
+    });
+    expect(hook?.securityContext).toEqual(container(objects, 'operator').securityContext);
+    expect(job.spec.template.spec.serviceAccountName).toBe('aiem-ai-engine-manager-uninstall');
+  });
+
+  test('delete: before anything goes, with the time limit and the operator\'s placement and extra environment', async () => {
+    const placement = { nodeSelector: { pool: 'system' }, tolerations: [{ key: 'system', operator: 'Exists' }] };
+    const objects = await render({
+      ...MINIMAL_VALUES,
+      uninstall: { engines: 'delete', timeoutSeconds: 600 },
+      operator: { ...placement, extraEnv: [{ name: 'HTTPS_PROXY', value: 'http://proxy:3128' }] },
+    });
+    expect(phases(objects)).toEqual({ ServiceAccount: 'pre-delete', Role: 'pre-delete', RoleBinding: 'pre-delete', Job: 'pre-delete' });
+    const job = hookOf(objects);
+    expect(job.spec.activeDeadlineSeconds).toBe(660);
+    expect(job.spec.template.spec).toMatchObject(placement);
+    expect(envOf(job.spec.template.spec.containers[0] as Container)).toMatchObject({
+      AIEM_UNINSTALL_ENGINES: 'delete',
+      AIEM_UNINSTALL_TIMEOUT_SECONDS: '600',
+      HTTPS_PROXY: 'http://proxy:3128',
+    });
+  });
+
+  test('keep is refused with CRDs deleted on uninstall, which would delete the engines; unknown choices are refused', async () => {
+    expect(await refusal({ ...MINIMAL_VALUES, crds: { install: true, keep: false } })).toContain(
+      'uninstall.engines=keep keeps engines and their data, but crds.keep=false deletes the CRDs',
+    );
+    await render({ ...MINIMAL_VALUES, crds: { install: true, keep: false }, uninstall: { engines: 'delete' } });
+    expect(await refusal({ ...MINIMAL_VALUES, uninstall: { engines: 'orphan' } })).toContain("at '/uninstall/engines': value must be one of 'keep', 'delete'");
   });
 });

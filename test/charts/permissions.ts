@@ -166,13 +166,16 @@ function apiMethodNames(): Set<string> {
   return names;
 }
 
-/** The production sources under these folders (no tests). */
-export function sources(folders: readonly string[]): Map<string, string> {
+/** The production sources under these folders (no tests), except those under `except`. */
+export function sources(folders: readonly string[], except: readonly string[] = []): Map<string, string> {
   const files = new Map<string, string>();
+  const skipped = new Set(except.map((folder) => join(ROOT, folder)));
   const walk = (dir: string): void => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const path = join(dir, entry.name);
-      if (entry.isDirectory()) walk(path);
+      if (entry.isDirectory()) {
+        if (!skipped.has(path)) walk(path);
+      }
       else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts'))
         files.set(relative(ROOT, path), readFileSync(path, 'utf8'));
     }
@@ -194,13 +197,14 @@ function needsOf(
   folders: readonly string[],
   table: Table,
   extra: Permission[],
-  streams: readonly (readonly [RegExp, Permission[]])[] = [],
+  more: { streams: readonly (readonly [RegExp, Permission[]])[]; except: readonly string[] },
 ): Needs {
+  const { streams, except } = more;
   const api = apiMethodNames();
   const calls = new Set<string>();
   const unknown: string[] = [];
   const streamed: Permission[] = [];
-  for (const [file, text] of sources(folders)) {
+  for (const [file, text] of sources(folders, except)) {
     for (const [pattern, permissions] of streams) if (pattern.test(text)) streamed.push(...permissions);
     for (const match of text.matchAll(/\.(\w+)\(/g)) {
       const method = match[1] ?? '';
@@ -216,12 +220,31 @@ function needsOf(
 
 /** What the gateway process calls (gateway/src and shared/). */
 export function gatewayNeeds(): Needs {
-  return needsOf(['gateway/src', 'shared'], GATEWAY_CALLS, GATEWAY_EXTRA, GATEWAY_STREAMS);
+  return needsOf(['gateway/src', 'shared'], GATEWAY_CALLS, GATEWAY_EXTRA, { streams: GATEWAY_STREAMS, except: [] });
 }
 
-/** What the operator process calls (operator/src and shared/). */
+/** The uninstall hook's sources: a process of its own, under its own ServiceAccount. */
+const UNINSTALL_SOURCES = 'operator/src/uninstall';
+
+/** What the operator process calls (operator/src and shared/, the uninstall hook aside). */
 export function operatorNeeds(): Needs {
-  return needsOf(['operator/src', 'shared'], OPERATOR_CALLS, OPERATOR_APPLY);
+  return needsOf(['operator/src', 'shared'], OPERATOR_CALLS, OPERATOR_APPLY, { streams: [], except: [UNINSTALL_SOURCES] });
+}
+
+/**
+ * operator/src/uninstall/kube.ts: engines listed, then deleted or patched (their finalizer taken
+ * off), and the operator's pods listed.
+ */
+const UNINSTALL_CALLS: Table = {
+  listNamespacedCustomObject: on(GROUP, ENGINE_KINDS, ['list']),
+  deleteNamespacedCustomObject: on(GROUP, ENGINE_KINDS, ['delete']),
+  patchNamespacedCustomObject: on(GROUP, ENGINE_KINDS, ['patch']),
+  listNamespacedPod: on('', ['pods'], ['list']),
+};
+
+/** What the uninstall hook's process calls (operator/src/uninstall). */
+export function uninstallNeeds(): Needs {
+  return needsOf([UNINSTALL_SOURCES], UNINSTALL_CALLS, [], { streams: [], except: [] });
 }
 
 /** A Role's rule as rendered. */

@@ -80,6 +80,18 @@ annotations:
 {{- end }}
 {{- end }}
 
+{{- define "ai-engine-manager.uninstallName" -}}
+{{ include "ai-engine-manager.fullname" . }}-uninstall
+{{- end }}
+
+{{- define "ai-engine-manager.uninstallServiceAccountName" -}}
+{{- if .Values.uninstall.serviceAccount.create }}
+{{- default (include "ai-engine-manager.uninstallName" .) .Values.uninstall.serviceAccount.name }}
+{{- else }}
+{{- required "uninstall.serviceAccount.name: name the existing ServiceAccount when uninstall.serviceAccount.create is false" .Values.uninstall.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
 {{/* The image reference: repository, then the digest, else the tag (default appVersion). */}}
 {{- define "ai-engine-manager.image" -}}
 {{- if .Values.image.digest }}
@@ -218,12 +230,14 @@ engines.networkPolicy.allowFrom.
 
 {{/*
 The users whose writes the admission webhooks do not review, as a CEL list: the gateway and the
-operator (their writes are the API's own), Kubernetes' own components, and admission.exemptUsers.
+operator (their writes are the API's own), the uninstall hook (deleting engines as the release
+goes), Kubernetes' own components, and admission.exemptUsers.
 */}}
 {{- define "ai-engine-manager.admissionExemptUsers" -}}
 {{- $users := list
   (printf "system:serviceaccount:%s:%s" .Release.Namespace (include "ai-engine-manager.gatewayServiceAccountName" .))
   (printf "system:serviceaccount:%s:%s" .Release.Namespace (include "ai-engine-manager.operatorServiceAccountName" .))
+  (printf "system:serviceaccount:%s:%s" .Release.Namespace (include "ai-engine-manager.uninstallServiceAccountName" .))
   "system:kube-controller-manager"
   "system:apiserver" }}
 {{- $users = concat $users .Values.admission.exemptUsers }}
