@@ -38,8 +38,11 @@ describe('sandbox simulator decisions', () => {
     expect(isSandboxPod(pod({ [ENGINE_KIND_LABEL]: 'NotebookEngine' }))).toBe(false);
     expect(isSandboxPod(pod({}))).toBe(false);
     // The real node runs its sandboxes' commands in their containers.
-    const real = pod({ [ENGINE_KIND_LABEL]: SANDBOX_KIND });
-    expect(isSandboxPod({ ...real, spec: { containers: [], nodeName: REAL_NODE.name } })).toBe(false);
+    const onRealNode: V1Pod = {
+      metadata: { name: 'p1', namespace: 'ns', labels: { [ENGINE_KIND_LABEL]: SANDBOX_KIND } },
+      spec: { containers: [], nodeName: REAL_NODE.name },
+    };
+    expect(isSandboxPod(onRealNode)).toBe(false);
   });
 
   test('execRuleFor() confines commands to the directory, as the sandbox user, through the entry, owned by the pod', () => {
