@@ -1,7 +1,6 @@
-import { execFile } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import { runBuildScript } from './script-output.ts';
 
 /** Folders that hold the control plane's binaries, as built by build-binaries.sh. */
 export interface Binaries {
@@ -69,20 +68,6 @@ export async function ensureNodeBinaries(): Promise<NodeBinaries> {
 }
 
 /** Runs build-binaries.sh for `targets` (all the control plane's when empty); a reader of its KEY=path lines. */
-async function buildBinaries(targets: readonly string[]): Promise<(key: string) => string> {
-  const { stdout } = await promisify(execFile)('bash', [BUILD_SCRIPT, ...targets], {
-    maxBuffer: 16 * 1024 * 1024,
-    timeout: 60 * 60 * 1000,
-  });
-  const paths = new Map(
-    stdout
-      .split('\n')
-      .map((line) => line.split('='))
-      .filter((parts): parts is [string, string] => parts.length === 2),
-  );
-  return (key: string): string => {
-    const value = paths.get(key);
-    if (value === undefined) throw new Error(`build-binaries.sh did not report ${key}`);
-    return value;
-  };
+function buildBinaries(targets: readonly string[]): Promise<(key: string) => string> {
+  return runBuildScript(BUILD_SCRIPT, targets);
 }

@@ -9,6 +9,7 @@ import { copyFileSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, wr
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startCluster } from './cluster.ts';
+import { processAlive } from './process.ts';
 import { superviseShutdown } from './shutdown.ts';
 import { GiveUp, waitFor } from './wait.ts';
 
@@ -28,19 +29,10 @@ interface ReadyState {
   pid: number;
 }
 
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 function supervisorPid(): number | undefined {
   if (!existsSync(PID)) return undefined;
   const pid = Number(readFileSync(PID, 'utf8'));
-  return Number.isInteger(pid) && running(pid) ? pid : undefined;
+  return Number.isInteger(pid) && processAlive(pid) ? pid : undefined;
 }
 
 function describe(state: ReadyState): string {
@@ -70,7 +62,7 @@ async function up(): Promise<void> {
   writeFileSync(PID, String(pid));
   const state = await waitFor(
     () => {
-      if (!running(pid)) throw new GiveUp(`The supervisor exited; see ${log}`);
+      if (!processAlive(pid)) throw new GiveUp(`The supervisor exited; see ${log}`);
       return Promise.resolve(
         existsSync(READY) ? (JSON.parse(readFileSync(READY, 'utf8')) as ReadyState) : undefined,
       );
@@ -87,7 +79,7 @@ async function down(): Promise<void> {
     return;
   }
   process.kill(pid, 'SIGTERM');
-  await waitFor(() => Promise.resolve(running(pid) ? undefined : true), {
+  await waitFor(() => Promise.resolve(processAlive(pid) ? undefined : true), {
     what: `supervisor ${pid} to stop`,
     // The supervisor stops within 10 s, or kills what is left and exits.
     timeoutMs: 20_000,

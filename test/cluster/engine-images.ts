@@ -1,7 +1,6 @@
-import { execFile } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import { runBuildScript } from './script-output.ts';
 
 /** The kinds of engine that run from an image of their own on a real node. */
 export type EngineImageKind = 'h2o' | 'notebook' | 'sandbox';
@@ -34,22 +33,7 @@ const KINDS: readonly EngineImageKind[] = ['h2o', 'notebook', 'sandbox'];
  * machine and content) and returns all of them. A warm call only hashes the script's inputs.
  */
 export async function ensureEngineImages(): Promise<readonly EngineImage[]> {
-  const { stdout } = await promisify(execFile)('bash', [BUILD_SCRIPT, ...KINDS], {
-    maxBuffer: 16 * 1024 * 1024,
-    timeout: 30 * 60 * 1000,
-  });
-  const values = new Map(
-    stdout
-      .split('\n')
-      .map((line) => /^([A-Z0-9_]+)=(.+)$/.exec(line))
-      .filter((match): match is RegExpExecArray => match !== null)
-      .map((match) => [match[1], match[2]] as const),
-  );
-  const get = (key: string): string => {
-    const value = values.get(key);
-    if (value === undefined) throw new Error(`image/engines/build.sh did not report ${key}`);
-    return value;
-  };
+  const get = await runBuildScript(BUILD_SCRIPT, KINDS, 30 * 60 * 1000);
   return KINDS.map((kind) => {
     const prefix = kind.toUpperCase();
     return { kind, ref: get(`${prefix}_IMAGE_REF`), archive: get(`${prefix}_IMAGE_ARCHIVE`) };

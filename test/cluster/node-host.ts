@@ -15,6 +15,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { processAlive } from './process.ts';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
@@ -95,15 +96,6 @@ function killPid(pid: number): void {
     process.kill(pid, 'SIGKILL');
   } catch {
     // Already gone.
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
   }
 }
 
@@ -281,7 +273,7 @@ function killProcesses(binaryDirs: readonly string[]): void {
     .filter((pid) => Number.isInteger(pid) && pid > 1);
   for (const pid of [...recorded, ...processesUnder(binaryDirs)]) killPid(pid);
   killContainers();
-  for (let i = 0; i < 40 && processesUnder(binaryDirs).some(alive); i++) waitSync(50);
+  for (let i = 0; i < 40 && processesUnder(binaryDirs).some(processAlive); i++) waitSync(50);
 }
 
 /**

@@ -142,3 +142,13 @@ export function startSupervised(
 function appendNote(path: string, note: string): void {
   appendFileSync(path, `${note}\n`);
 }
+
+/** Whether a process of this id exists (signal 0 checks without signalling). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -21,7 +21,7 @@ import { applySysctls, BRIDGE, NODE_PATHS, recordPid, sweepNode } from './node-h
 import { ensureNodeImages } from './node-images.ts';
 import { issueCertificate, type Pki } from './pki.ts';
 import { freePort } from './ports.ts';
-import { startProcess, type ManagedProcess } from './process.ts';
+import { processAlive, startProcess, type ManagedProcess } from './process.ts';
 import { GiveUp, waitFor } from './wait.ts';
 
 const run = promisify(execFile);
@@ -251,15 +251,6 @@ function createLock(path: string): boolean {
     const fd = openSync(path, 'wx');
     writeFileSync(fd, String(process.pid));
     closeSync(fd);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
     return true;
   } catch {
     return false;
