@@ -109,15 +109,13 @@ async function clientScript(script: string, args: readonly string[]): Promise<st
 async function watchOnce(
   name: string,
 ): Promise<{ status?: { state?: string; conditions?: { type: string; reason: string }[] } }> {
-  return (await api()
-    .cluster.kubeConfig.makeApiClient(CustomObjectsApi)
-    .getNamespacedCustomObject({
-      group: 'engine.h2o.ai',
-      version: 'v1',
-      namespace: NAMESPACE,
-      plural: 'notebookengines',
-      name,
-    })) as {
+  return (await api().cluster.kubeConfig.makeApiClient(CustomObjectsApi).getNamespacedCustomObject({
+    group: 'engine.h2o.ai',
+    version: 'v1',
+    namespace: NAMESPACE,
+    plural: 'notebookengines',
+    name,
+  })) as {
     status?: { state?: string; conditions?: { type: string; reason: string }[] };
   };
 }
