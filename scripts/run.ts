@@ -144,6 +144,8 @@ const gateway = await startGateway({
   authenticate: auth.authenticate,
   version,
   ready: () => store.ready,
+  // Engines' addresses (apiUrl, loginUrl, :access) served through the access proxy.
+  access: { store, authorizer: auth.authorizer, publicUrl, forwardAuthorization: ['daiEngines'] },
 });
 shutdown.add({ name: 'the gateway', stop: () => gateway.stop() });
 // The admission webhooks, registered from the chart as a release would: kubectl writes of the

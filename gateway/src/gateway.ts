@@ -5,6 +5,8 @@ import express from 'express';
 import { grpcServer, notServing } from './grpc/server.ts';
 import type { Authenticate, Handlers } from './call/handler.ts';
 import { restRouter } from './rest/mux.ts';
+import { accessProxy, type AccessOptions } from './access/access-proxy.ts';
+import { log } from './log.ts';
 
 /** How long a stopping gateway lets calls in flight finish, unless told otherwise. */
 const DRAIN_MS = 2_000;
@@ -21,6 +23,11 @@ export interface GatewayOptions {
   version: string;
   /** Whether calls can be served (`/readyz`): the store's caches are in sync. Always, when unset. */
   ready?: () => boolean;
+  /**
+   * Serve engines at their addresses (`/workspaces/{w}/{kind}/{id}/…`) through the access proxy,
+   * which authenticates with `authenticate`; engines' addresses answer 404 when unset.
+   */
+  access?: AccessOptions;
 }
 
 /** A running gateway. */
@@ -55,6 +62,10 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       .send(ready ? 'ok' : 'catching up with the cluster');
   });
   const { authenticate } = options;
+  // Before the API's router, which would answer an engine's path 404; the proxy passes every
+  // other path (all of /v1) on untouched.
+  const access = options.access === undefined ? undefined : accessProxy({ ...options.access, authenticate });
+  if (access !== undefined) app.use(access.handle);
   app.use('/', restRouter(options.handlers, authenticate));
   const http: HttpServer = await new Promise((resolve, reject) => {
     const server = app.listen(options.restPort, options.host, () => {
@@ -62,6 +73,12 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     });
     server.once('error', reject);
   });
+  if (access !== undefined) {
+    http.on('upgrade', access.upgrade);
+    access.start().catch((error: unknown) => {
+      log.error({ err: error }, 'Failed to watch engine addresses');
+    });
+  }
   const { server: grpc, health } = grpcServer(options.handlers, authenticate);
   const grpcPort = await new Promise<number>((resolve, reject) => {
     grpc.bindAsync(
@@ -82,7 +99,9 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     },
     async stop(drainMs = DRAIN_MS): Promise<void> {
       // Drain: no new connections or calls; calls in flight get a moment to finish, then the
-      // rest are cut, so a stop is bounded whatever clients do.
+      // rest are cut, so a stop is bounded whatever clients do. Engine WebSockets are closed at
+      // once: an upgraded connection would hold the server open until the cut.
+      const accessStopped = access?.stop();
       const cut = setTimeout(() => {
         http.closeAllConnections();
         grpc.forceShutdown();
@@ -101,6 +120,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         }),
       ]);
       clearTimeout(cut);
+      await accessStopped;
     },
   };
 }

@@ -71,10 +71,11 @@ try {
       log.error({ err: error }, 'caches failed to start');
     },
   );
+  const publicUrl = env('AIEM_PUBLIC_URL', `http://${host}:${restPort}`);
   const handlers = apiHandlers({
     store,
     authorizer: auth.authorizer,
-    publicUrl: env('AIEM_PUBLIC_URL', `http://${host}:${restPort}`),
+    publicUrl,
     daiLicense: secretLicense(kubeConfig, namespace, env('AIEM_DAI_LICENSE_SECRET', 'dai-license')),
     // Processes whose replica stopped are settled within about a minute (two looks in a row).
     processSweepEveryMs: 30_000,
@@ -88,6 +89,9 @@ try {
     authenticate: auth.authenticate,
     version,
     ready: () => !stopping && store.ready,
+    // Engines' addresses (apiUrl, loginUrl, :access) served through the access proxy; DAI
+    // verifies the platform's token itself (OpenID), the other engines never see it.
+    access: { store, authorizer: auth.authorizer, publicUrl, forwardAuthorization: ['daiEngines'] },
   });
   // Admission reviews of kubectl's writes, served where the chart mounted a certificate.
   const certDir = process.env['AIEM_WEBHOOK_CERT_DIR'];

@@ -86,6 +86,8 @@ const GATEWAY_CALLS: Table = {
   createNamespacedIngress: on('networking.k8s.io', ['ingresses'], ['create']),
   readNamespacedIngress: on('networking.k8s.io', ['ingresses'], ['get']),
   deleteNamespacedIngress: on('networking.k8s.io', ['ingresses'], ['delete']),
+  // The engine access proxy (access/engine-targets.ts): the ready addresses of engines' Services.
+  listNamespacedEndpointSlice: on('discovery.k8s.io', ['endpointslices'], ['list', 'watch']),
   // Quota locks (lease-lock.ts): a Lease per user and profile, named from a hash of the key.
   readNamespacedLease: on('coordination.k8s.io', ['leases'], ['get']),
   createNamespacedLease: on('coordination.k8s.io', ['leases'], ['create']),

@@ -124,6 +124,8 @@ export function useApiServer(options: ApiServerOptions): () => ApiServer {
       authenticate: options.authenticate ?? developmentIdentity,
       version: 'test',
       ready: () => store.ready,
+      // Engines' addresses, as the operator hands them out (its publicUrl is this gateway).
+      access: { store, authorizer: options.authorizer ?? allowAll },
     });
     if (options.operator === true) {
       operator = await startOperator({

@@ -1,0 +1,278 @@
+/**
+ * The engine access proxy: `/workspaces/{w}/{daiEngines|h2oEngines|notebookEngines}/{id}/…` on
+ * the REST server, forwarded unchanged to the engine's server (each engine serves under its own
+ * address's path). Every request and WebSocket upgrade is authenticated first (before anything
+ * else of it is read), then authorized from the gateway's caches by the API's rule, then sent to
+ * a ready address of the engine's Service; an engine that is not running gets an answer naming
+ * its state instead. Bodies stream both ways with backpressure; nothing times an idle
+ * connection out (Jupyter's kernel WebSockets, long polls and event streams stay open).
+ */
+import { Agent, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { NextFunction, Request, Response } from 'express';
+import { createProxyServer } from 'http-proxy-3';
+import type { Authorizer, Caller } from '../auth/authorizer.ts';
+import type { Authenticate, CallHeaders } from '../call/handler.ts';
+import { ApiError, invalidArgument } from '../errors/api-error.ts';
+import { Code } from '../errors/code.ts';
+import { log } from '../log.ts';
+import type { ResourceStore } from '../store/store.ts';
+import { ActivityRecorder } from './activity.ts';
+import { reachEngine, type ReachedEngine } from './engine-access.ts';
+import { parseEnginePath, type AccessCollection, type EnginePath } from './engine-path.ts';
+import { EngineTargets, type Target } from './engine-targets.ts';
+import { forwardHeaders } from './forward-headers.ts';
+import {
+  errorAnswer,
+  noAddressError,
+  notRunningError,
+  unreachableError,
+  wantsHtml,
+  type Answer,
+} from './state-answer.ts';
+
+/** How the access proxy is set up. */
+export interface AccessOptions {
+  store: ResourceStore;
+  authorizer: Authorizer;
+  /** The platform's public address: its scheme is the `X-Forwarded-Proto` engines are told. */
+  publicUrl?: string;
+  /**
+   * Kinds whose engines get the client's `Authorization` header (DAI with OpenID verifies the
+   * token itself); the others never see the product's token.
+   */
+  forwardAuthorization?: readonly AccessCollection[];
+  /** The longest time between an engine's use and its activity record; a minute when unset. */
+  activityIntervalMs?: number;
+  /** How often an open WebSocket's access is checked again; 5 s when unset. */
+  recheckEveryMs?: number;
+}
+
+/** The proxy as the gateway mounts it. */
+export interface AccessProxy {
+  /** Express middleware: serves engine paths, passes every other request on. */
+  handle: (req: Request, res: Response, next: NextFunction) => void;
+  /** The HTTP server's `upgrade` listener: WebSockets to engines; every other upgrade is refused. */
+  upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
+  /** Starts watching engines' addresses (the proxy answers 503 until their copy is in sync). */
+  start(): Promise<void>;
+  /** Records pending activity, closes open WebSockets and stops watching. */
+  stop(): Promise<void>;
+}
+
+/** What to do with a request: answer it here, pass it on, or forward it to an engine. */
+type Decision =
+  | { kind: 'other' }
+  | { kind: 'answer'; answer: Answer }
+  | { kind: 'forward'; engine: ReachedEngine; path: EnginePath; caller: Caller; target: Target };
+
+const RECHECK_MS = 5_000;
+
+function callHeaders(req: IncomingMessage): CallHeaders {
+  const headers: Record<string, string> = {};
+  for (const [key, value] of Object.entries(req.headers)) {
+    if (value !== undefined) headers[key] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return headers;
+}
+
+/** Whether the request announces a body, which is then not read when it is refused early. */
+function hasBody(req: IncomingMessage): boolean {
+  return Number(req.headers['content-length'] ?? '0') > 0 || req.headers['transfer-encoding'] !== undefined;
+}
+
+/** Only WebSocket upgrades of GET requests reach engines (no h2c, no other protocol). */
+function checkUpgrade(req: IncomingMessage): void {
+  if (req.method !== 'GET' || req.headers.upgrade?.toLowerCase() !== 'websocket')
+    throw invalidArgument('upgrade', 'only WebSocket upgrades of GET requests reach engines');
+}
+
+function writeAnswer(res: ServerResponse, req: IncomingMessage, answer: Answer): void {
+  // A body the proxy does not forward is not drained for the next request: close instead.
+  if (hasBody(req)) res.setHeader('connection', 'close');
+  res.writeHead(answer.status, answer.headers).end(answer.body);
+}
+
+/** An answer on a socket whose upgrade is refused: a complete HTTP response, then close. */
+function writeRawAnswer(socket: Duplex, answer: Answer): void {
+  const headers = {
+    ...answer.headers,
+    'content-length': String(Buffer.byteLength(answer.body)),
+    connection: 'close',
+  };
+  const head = [
+    `HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status] ?? ''}`,
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+  ].join('\r\n');
+  socket.end(`${head}\r\n\r\n${answer.body}`);
+}
+
+/** The proxy over the gateway's caches and authorizer. */
+export function accessProxy(options: AccessOptions & { authenticate: Authenticate }): AccessProxy {
+  const { store, authorizer, authenticate } = options;
+  const targets = new EngineTargets({ kubeConfig: store.kubeConfig, namespace: store.namespace, log });
+  const activity = new ActivityRecorder({
+    annotate: (kind, name, annotations) => store.annotate(kind, name, annotations),
+    log,
+    ...(options.activityIntervalMs === undefined ? {} : { intervalMs: options.activityIntervalMs }),
+  });
+  const proto = options.publicUrl?.startsWith('https:') === true ? 'https' : 'http';
+  const forwardAuthorization = new Set(options.forwardAuthorization ?? []);
+  const recheckMs = options.recheckEveryMs ?? RECHECK_MS;
+  // Connections to engines are kept for the next request; no proxy timeout (see the header).
+  const agent = new Agent({ keepAlive: true });
+  const proxy = createProxyServer({ agent, ws: true, xfwd: false, toProxy: true, prependPath: false });
+  const tunnels = new Set<Duplex>();
+  /** Activity of WebSocket traffic, by upgrade request (the proxy's events name only the request). */
+  const wsTouches = new WeakMap<IncomingMessage, () => void>();
+  proxy.on('proxyReqWs', (proxyReq, req, socket) => {
+    const touch = wsTouches.get(req);
+    if (touch === undefined) return;
+    proxyReq.on('upgrade', (_res, engineSocket) => {
+      socket.on('data', touch);
+      engineSocket.on('data', touch);
+    });
+  });
+
+  async function decide(req: IncomingMessage, websocket: boolean): Promise<Decision> {
+    const verdict = parseEnginePath(req.url ?? '');
+    if (verdict.kind === 'other') return { kind: 'other' };
+    const html = !websocket && wantsHtml(req.headers.accept);
+    try {
+      // Who is calling comes first: an unauthenticated client learns nothing of paths or engines.
+      const caller = await authenticate(callHeaders(req));
+      if (verdict.kind === 'refused') throw invalidArgument('path', verdict.problem);
+      if (websocket) checkUpgrade(req);
+      const engine = await reachEngine({ store, authorizer }, caller, verdict.engine);
+      return where({ engine, path: verdict.engine, caller }, html);
+    } catch (error: unknown) {
+      return answer(ApiError.from(error), { html });
+    }
+  }
+
+  /** Where a request the caller may make goes: to a ready address of a running engine, or an answer. */
+  function where(
+    reached: Omit<Extract<Decision, { kind: 'forward' }>, 'kind' | 'target'>,
+    html: boolean,
+  ): Decision {
+    const { engine } = reached;
+    if (engine.state !== 'STATE_RUNNING')
+      return answer(notRunningError(engine.name, engine.state), { html, state: engine.state });
+    const target = engine.services
+      .map((service) => targets.target(service, engine.uid, engine.access.port))
+      .find((t) => t !== undefined);
+    if (target === undefined) return answer(noAddressError(engine.name), { html, state: engine.state });
+    return { kind: 'forward', ...reached, target };
+  }
+
+  function answer(error: ApiError, how: { html: boolean; state?: string }): Decision {
+    if (error.isServerFault && error.code !== Code.UNAVAILABLE)
+      log.error({ err: error.cause ?? error, code: error.code }, error.message);
+    return { kind: 'answer', answer: errorAnswer(error, how) };
+  }
+
+  function prepare(
+    req: IncomingMessage,
+    decision: Extract<Decision, { kind: 'forward' }>,
+    websocket: boolean,
+  ): void {
+    req.headers = forwardHeaders(req.headers, {
+      clientAddress: req.socket.remoteAddress ?? '',
+      proto,
+      forwardAuthorization: forwardAuthorization.has(decision.path.collection),
+      websocket,
+    });
+    activity.touch(decision.engine.access.kind, decision.engine.name);
+  }
+
+  function forwardWeb(req: Request, res: Response, decision: Extract<Decision, { kind: 'forward' }>): void {
+    const html = wantsHtml(req.headers.accept);
+    // Express may have rewritten req.url; the engine gets the target exactly as the client sent it.
+    req.url = req.originalUrl;
+    prepare(req, decision, false);
+    const target = { host: decision.target.host, port: decision.target.port, protocol: 'http:' };
+    proxy.web(req, res, { target }, (error) => {
+      log.warn({ err: error, engine: decision.engine.name }, 'Failed to reach engine');
+      if (!res.headersSent)
+        writeAnswer(
+          res,
+          req,
+          errorAnswer(unreachableError(decision.engine.name, error), { html, httpStatus: 502 }),
+        );
+      else res.destroy();
+    });
+  }
+
+  /** Closes the tunnel once its caller may no longer open the engine (deleted, paused, shared no more). */
+  function watchAccess(socket: Duplex, decision: Extract<Decision, { kind: 'forward' }>): void {
+    const timer = setInterval(() => {
+      reachEngine({ store, authorizer }, decision.caller, decision.path).then(
+        (engine) => {
+          if (engine.state !== 'STATE_RUNNING' || engine.uid !== decision.engine.uid) socket.destroy();
+        },
+        () => socket.destroy(),
+      );
+    }, recheckMs);
+    timer.unref();
+    tunnels.add(socket);
+    socket.once('close', () => {
+      clearInterval(timer);
+      tunnels.delete(socket);
+    });
+  }
+
+  function forwardWebSocket(
+    req: IncomingMessage,
+    { socket, head }: { socket: Duplex; head: Buffer },
+    decision: Extract<Decision, { kind: 'forward' }>,
+  ): void {
+    prepare(req, decision, true);
+    wsTouches.set(req, () => {
+      activity.touch(decision.engine.access.kind, decision.engine.name);
+    });
+    watchAccess(socket, decision);
+    const target = { host: decision.target.host, port: decision.target.port, protocol: 'http:' };
+    proxy.ws(req, socket, head, { target }, (error) => {
+      log.warn({ err: error, engine: decision.engine.name }, 'Failed to reach engine');
+      if (socket.writable && !socket.destroyed)
+        writeRawAnswer(
+          socket,
+          errorAnswer(unreachableError(decision.engine.name, error), { html: false, httpStatus: 502 }),
+        );
+    });
+  }
+
+  return {
+    handle(req, res, next) {
+      decide(req, false).then((decision) => {
+        if (decision.kind === 'other') next();
+        else if (decision.kind === 'answer') writeAnswer(res, req, decision.answer);
+        else forwardWeb(req, res, decision);
+      }, next);
+    },
+    upgrade(req, socket, head) {
+      socket.on('error', () => socket.destroy());
+      decide(req, true).then(
+        (decision) => {
+          if (decision.kind === 'forward') forwardWebSocket(req, { socket, head }, decision);
+          else if (decision.kind === 'answer') writeRawAnswer(socket, decision.answer);
+          else
+            writeRawAnswer(
+              socket,
+              errorAnswer(new ApiError(Code.NOT_FOUND, `No WebSocket is served at "${req.url ?? ''}"`), {
+                html: false,
+              }),
+            );
+        },
+        () => socket.destroy(),
+      );
+    },
+    start: () => targets.start(),
+    async stop() {
+      for (const socket of tunnels) socket.destroy();
+      proxy.close();
+      agent.destroy();
+      await Promise.all([activity.stop(), targets.stop()]);
+    },
+  };
+}

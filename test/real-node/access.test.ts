@@ -1,0 +1,368 @@
+/**
+ * The engine access proxy on the real node: a real JupyterLab reached at the address `:access`
+ * hands out, through the gateway, with the caller's token — its API, its XSRF-protected writes,
+ * a kernel run over its WebSocket — and what the proxy refuses: no token, another user, a paused
+ * engine, paths that would leave the engine, conflicting body lengths; and an engine that echoes
+ * what it receives shows which headers reach it.
+ */
+import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
+import { CustomObjectsApi } from '@kubernetes/client-node';
+import { dump, load } from 'js-yaml';
+import { createCatalogue, realCatalogue, realNodePlacement } from '../cluster/real-catalogue.ts';
+import { waitFor } from '../cluster/wait.ts';
+import { useApiServer, type RestResponse } from '../helpers/api-server.ts';
+import { useIdentity } from '../helpers/use-identity.ts';
+import { reaches as reachesState } from '../operator/fixtures.ts';
+
+const NAMESPACE = 'access';
+const W = 'workspaces/lab';
+const NB = '/workspaces/lab/notebookEngines/nb';
+const ECHO = '/workspaces/lab/notebookEngines/echo';
+
+const { identity, authenticate, authorizer } = useIdentity({
+  accounts: [
+    { id: 'admin', name: 'Ada Admin', roles: ['admin'] },
+    { id: 'user', name: 'Una User', roles: ['data-scientist'] },
+    { id: 'other', name: 'Otto Other', roles: ['data-scientist'] },
+  ],
+});
+const api = useApiServer({
+  namespace: NAMESPACE,
+  authenticate,
+  authorizer,
+  operator: true,
+  cluster: { realNode: true, nodes: { cpuNodes: 1, gpuNodes: 0, gpusPerNode: 0 } },
+});
+
+/**
+ * An engine that answers every request with what it received (path and headers, as JSON) on the
+ * notebook port: the headers an engine gets, seen from inside it.
+ */
+const ECHO_SERVER = `
+import http.server, json
+class Echo(http.server.BaseHTTPRequestHandler):
+    def answer(self):
+        body = json.dumps({"path": self.path, "headers": [[k.lower(), v] for k, v in self.headers.items()]}).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    do_GET = do_POST = do_PUT = answer
+http.server.ThreadingHTTPServer(("", 8888), Echo).serve_forever()
+`;
+
+beforeAll(async () => {
+  const images = api().cluster.realNode?.images ?? [];
+  const admin = await identity().token('admin');
+  await createCatalogue(api().gateway.restUrl, admin, realCatalogue(images));
+  const [profile] = realCatalogue(images).filter((entry) => entry.collection === 'notebookEngineProfiles');
+  const template = dump({
+    spec: {
+      ...(load(realNodePlacement()) as { spec: object }).spec,
+      containers: [{ name: 'notebook', command: ['python3', '-c', ECHO_SERVER] }],
+    },
+  });
+  const r = await api().rest(
+    'POST',
+    '/v1/workspaces/global/notebookEngineProfiles?notebookEngineProfileId=echo',
+    { ...profile?.body, yamlPodTemplateSpec: template },
+    { Authorization: `Bearer ${admin}` },
+  );
+  expect(r.status).toBe(200);
+}, 60_000);
+
+async function bearer(account: string): Promise<Record<string, string>> {
+  return { Authorization: `Bearer ${await identity().token(account)}` };
+}
+
+async function asUser(method: string, path: string, body?: unknown): Promise<RestResponse> {
+  return api().rest(method, path, body, await bearer('user'));
+}
+
+/** A request through the gateway with the user's token, plus `headers`. */
+async function proxied(path: string, init: RequestInit & { as?: string } = {}): Promise<Response> {
+  const { as = 'user', headers, ...rest } = init;
+  return fetch(`${api().gateway.restUrl}${path}`, {
+    ...rest,
+    headers: { ...(as === '' ? {} : await bearer(as)), ...(headers as Record<string, string> | undefined) },
+  });
+}
+
+/** A request whose path is sent exactly as written (fetch would resolve `..` itself). */
+function rawPath(path: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+  const { hostname, port } = new URL(api().gateway.restUrl);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: hostname, port, path, headers }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => {
+        resolve({ status: res.statusCode ?? 0, body });
+      });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function createNotebook(id: string, profile: string): Promise<void> {
+  const r = await asUser('POST', `/v1/${W}/notebookEngines?notebookEngineId=${id}`, {
+    profile: `workspaces/global/notebookEngineProfiles/${profile}`,
+    notebookImage: 'workspaces/global/notebookEngineImages/real',
+  });
+  expect(r.status).toBe(200);
+  await reachesState(
+    api(),
+    { namespace: NAMESPACE, plural: 'notebookengines', name: `lab.${id}` },
+    'STATE_RUNNING',
+    240_000,
+  );
+}
+
+/** Resolves once the engine answers through the proxy (its address is ready a moment after RUNNING). */
+async function answers(path: string): Promise<Response> {
+  return waitFor(
+    async () => {
+      const r = await proxied(path);
+      return r.status === 200 ? r : undefined;
+    },
+    { what: `${path} to answer through the proxy`, timeoutMs: 120_000 },
+  );
+}
+
+interface JupyterMessage {
+  msg_type: string;
+  channel?: string;
+  parent_header: { msg_id?: string };
+  content: { name?: string; text?: string; execution_state?: string };
+}
+
+/** Runs `code` in the kernel over its WebSocket through the proxy; what it printed. */
+function runCell(kernelId: string, code: string, headers: Record<string, string>): Promise<string> {
+  const url = `${api().gateway.restUrl.replace(/^http/, 'ws')}${NB}/api/kernels/${kernelId}/channels`;
+  const socket = new WebSocket(url, { headers });
+  const msgId = `cell-${Date.now()}`;
+  return new Promise((resolve, reject) => {
+    let printed = '';
+    const timer = setTimeout(() => {
+      socket.close();
+      reject(new Error(`The kernel did not finish the cell; printed so far: ${printed}`));
+    }, 60_000);
+    socket.onerror = () => {
+      clearTimeout(timer);
+      reject(new Error('The kernel WebSocket failed'));
+    };
+    socket.onopen = () => {
+      socket.send(
+        JSON.stringify({
+          header: {
+            msg_id: msgId,
+            username: 'test',
+            session: 'test',
+            msg_type: 'execute_request',
+            version: '5.3',
+          },
+          parent_header: {},
+          metadata: {},
+          content: { code, silent: false, store_history: false, user_expressions: {}, allow_stdin: false },
+          channel: 'shell',
+          buffers: [],
+        }),
+      );
+    };
+    socket.onmessage = (event: MessageEvent) => {
+      const message = JSON.parse(String(event.data)) as JupyterMessage;
+      if (message.parent_header.msg_id !== msgId) return;
+      if (message.msg_type === 'stream') printed += message.content.text ?? '';
+      if (message.msg_type === 'status' && message.content.execution_state === 'idle') {
+        clearTimeout(timer);
+        socket.close();
+        resolve(printed);
+      }
+    };
+  });
+}
+
+async function lastActivity(id: string): Promise<string | undefined> {
+  const object = (await api()
+    .cluster.kubeConfig.makeApiClient(CustomObjectsApi)
+    .getNamespacedCustomObject({
+      group: 'engine.h2o.ai',
+      version: 'v1',
+      namespace: NAMESPACE,
+      plural: 'notebookengines',
+      name: `lab.${id}`,
+    })) as { metadata?: { annotations?: Record<string, string> } };
+  return object.metadata?.annotations?.['engine.h2o.ai/last-activity-time'];
+}
+
+describe('the engine access proxy on the real node', () => {
+  afterEach(async () => {
+    const list = await asUser('GET', `/v1/${W}/notebookEngines`);
+    for (const engine of (list.json['notebookEngines'] ?? []) as { name: string }[])
+      await asUser('DELETE', `/v1/${engine.name}`);
+  }, 60_000);
+
+  test('JupyterLab through the proxy: its API, an XSRF-protected write, a kernel over its WebSocket; refusals', async () => {
+    const started = new Date();
+    await createNotebook('nb', 'real');
+    // The address `:access` hands out is the one served here.
+    const access = await asUser('GET', `/v1/${W}/notebookEngines/nb:access`);
+    expect(new URL(String(access.json['uri'])).pathname).toBe(`${NB}/`);
+
+    expect(
+      ((await (await answers(`${NB}/api/status`)).json()) as { started?: string }).started,
+    ).toBeDefined();
+    // Who may not: no token, a token of nobody, another user of the workspace.
+    const anonymous = await proxied(`${NB}/api/status`, { as: '' });
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get('www-authenticate')).toBe('Bearer realm="ai-engine-manager"');
+    expect(
+      (await proxied(`${NB}/api/status`, { as: '', headers: { Authorization: 'Bearer nope' } })).status,
+    ).toBe(401);
+    const other = await proxied(`${NB}/api/status`, { as: 'other' });
+    expect(other.status).toBe(404);
+    expect(((await other.json()) as { message: string }).message).toContain(
+      'workspaces/lab/notebookEngines/nb',
+    );
+    // The API is not shadowed.
+    expect((await asUser('GET', `/v1/${W}/notebookEngines/nb`)).status).toBe(200);
+
+    // Jupyter's XSRF check passes through: its cookie from a page, sent back as a header.
+    const page = await proxied(`${NB}/lab`);
+    expect(page.status).toBe(200);
+    const xsrf = /_xsrf=([^;]+)/.exec(page.headers.get('set-cookie') ?? '')?.[1] ?? '';
+    expect(xsrf).not.toBe('');
+    const jupyter = { cookie: `_xsrf=${xsrf}`, 'x-xsrftoken': xsrf, 'content-type': 'application/json' };
+    const put = await proxied(`${NB}/api/contents/through-proxy.txt`, {
+      method: 'PUT',
+      headers: jupyter,
+      body: JSON.stringify({ type: 'file', format: 'text', content: 'written through the proxy' }),
+    });
+    expect(put.status).toBe(201);
+    const read = await proxied(`${NB}/api/contents/through-proxy.txt?content=1`, { headers: jupyter });
+    expect(((await read.json()) as { content: string }).content).toBe('written through the proxy');
+    // Without the token Jupyter's check refuses the write: the proxy does not make it up.
+    const forged = await proxied(`${NB}/api/contents/forged.txt`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ type: 'file', format: 'text', content: 'x' }),
+    });
+    expect(forged.status).toBe(403);
+
+    // A kernel, and one cell run over its WebSocket through the proxy.
+    const kernel = await proxied(`${NB}/api/kernels`, { method: 'POST', headers: jupyter, body: '{}' });
+    expect(kernel.status).toBe(201);
+    const { id: kernelId } = (await kernel.json()) as { id: string };
+    const printed = await runCell(kernelId, 'print(6 * 7)', {
+      ...(await bearer('user')),
+      cookie: jupyter.cookie,
+    });
+    expect(printed).toBe('42\n');
+
+    // Paths that would leave the engine are refused before any engine is asked.
+    const user = await bearer('user');
+    for (const path of [
+      `${NB}/../echo/`,
+      `${NB}/%2e%2e/echo/`,
+      `${NB}/..%2Fecho%2F`,
+      `${NB}/api/contents/a%252F..%252F..`,
+      `${NB}%2F..%2Fecho/`,
+    ]) {
+      const answer = await rawPath(path, user);
+      expect({ path, status: answer.status }).toEqual({ path, status: 400 });
+    }
+
+    // Use through the proxy is the engine's activity.
+    await waitFor(
+      async () => {
+        const at = await lastActivity('nb');
+        return at !== undefined && Date.parse(at) >= started.getTime() - 1000 ? at : undefined;
+      },
+      { what: 'the notebook to record activity', timeoutMs: 30_000 },
+    );
+
+    // A paused engine says so, to programs and to browsers; a deleted one is gone at once.
+    expect((await asUser('POST', `/v1/${W}/notebookEngines/nb:pause`)).status).toBe(200);
+    await reachesState(
+      api(),
+      { namespace: NAMESPACE, plural: 'notebookengines', name: 'lab.nb' },
+      'STATE_PAUSED',
+      120_000,
+    );
+    const paused = await proxied(`${NB}/api/status`);
+    expect(paused.status).toBe(400);
+    expect(await paused.json()).toMatchObject({
+      code: 9,
+      message:
+        'The engine "workspaces/lab/notebookEngines/nb" is not running (it is STATE_PAUSED); resume it to open it',
+    });
+    const pausedPage = await proxied(`${NB}/lab`, { headers: { accept: 'text/html,*/*;q=0.8' } });
+    expect(pausedPage.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(await pausedPage.text()).toContain('<title>Engine PAUSED</title>');
+    expect((await asUser('DELETE', `/v1/${W}/notebookEngines/nb`)).status).toBe(200);
+    const deleting = await proxied(`${NB}/api/status`);
+    expect([deleting.status, ((await deleting.json()) as { message: string }).message]).toEqual([
+      deleting.status === 404 ? 404 : 400,
+      expect.stringMatching(deleting.status === 404 ? /not found/i : /it is STATE_DELETING/),
+    ]);
+    await waitFor(async () => ((await proxied(`${NB}/api/status`)).status === 404 ? true : undefined), {
+      what: 'the deleted notebook to be gone from the proxy',
+      timeoutMs: 60_000,
+    });
+  }, 600_000);
+
+  test('an engine gets our forwarding headers, the Host, the path as sent, and never the token', async () => {
+    await createNotebook('echo', 'echo');
+    await answers(`${ECHO}/`);
+    const r = await proxied(`${ECHO}/api/x%20y?a=1&b=..`, {
+      headers: {
+        'x-forwarded-for': '6.6.6.6',
+        'x-forwarded-host': 'evil.example',
+        'x-forwarded-proto': 'https',
+        forwarded: 'for=6.6.6.6',
+        'x-real-ip': '6.6.6.6',
+        cookie: 'kept=1',
+      },
+    });
+    expect(r.status).toBe(200);
+    const echoed = (await r.json()) as { path: string; headers: [string, string][] };
+    const headers = Object.fromEntries(echoed.headers);
+    const host = new URL(api().gateway.restUrl).host;
+    expect(echoed.path).toBe(`${ECHO}/api/x%20y?a=1&b=..`);
+    expect(headers).toMatchObject({
+      host,
+      cookie: 'kept=1',
+      'x-forwarded-for': '127.0.0.1',
+      'x-forwarded-proto': 'http',
+      'x-forwarded-host': host,
+      forwarded: `for=127.0.0.1;proto=http;host="${host}"`,
+    });
+    expect(headers['authorization']).toBeUndefined();
+    expect(headers['x-real-ip']).toBeUndefined();
+    expect(echoed.headers.filter(([name]) => name === 'x-forwarded-for')).toHaveLength(1);
+
+    // Conflicting body lengths never reach an engine: the server refuses the request itself.
+    const { hostname, port } = new URL(api().gateway.restUrl);
+    const token = (await bearer('user'))['Authorization'] ?? '';
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), hostname, () => {
+        socket.write(
+          `POST ${ECHO}/smuggle HTTP/1.1\r\nHost: ${host}\r\nAuthorization: ${token}\r\n` +
+            'Content-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /x HTTP/1.1\r\nHost: x\r\n\r\n',
+        );
+      });
+      let text = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (chunk: string) => (text += chunk));
+      socket.on('end', () => {
+        resolve(text);
+      });
+      socket.on('error', reject);
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(answer).not.toContain('"path"');
+  }, 600_000);
+});
