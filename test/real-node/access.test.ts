@@ -7,7 +7,7 @@
  */
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
-import { CustomObjectsApi } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { dump, load } from 'js-yaml';
 import { createCatalogue, realCatalogue, realNodePlacement } from '../cluster/real-catalogue.ts';
 import { waitFor } from '../cluster/wait.ts';
@@ -200,10 +200,22 @@ async function lastActivity(id: string): Promise<string | undefined> {
 
 describe('the engine access proxy on the real node', () => {
   afterEach(async () => {
-    const list = await asUser('GET', `/v1/${W}/notebookEngines`);
-    for (const engine of (list.json['notebookEngines'] ?? []) as { name: string }[])
-      await asUser('DELETE', `/v1/${engine.name}`);
-  }, 60_000);
+    for (const collection of ['notebookEngines', 'h2oEngines']) {
+      const list = await asUser('GET', `/v1/${W}/${collection}`);
+      for (const engine of (list.json[collection] ?? []) as { name: string }[])
+        await asUser('DELETE', `/v1/${engine.name}`);
+    }
+    // The node has two CPUs: one test's engines go before the next test's start.
+    await waitFor(
+      async () => {
+        const pods = await api()
+          .cluster.kubeConfig.makeApiClient(CoreV1Api)
+          .listNamespacedPod({ namespace: NAMESPACE });
+        return pods.items.length === 0 ? true : undefined;
+      },
+      { what: 'every engine pod to be gone', timeoutMs: 120_000 },
+    );
+  }, 180_000);
 
   test('JupyterLab through the proxy: its API, an XSRF-protected write, a kernel over its WebSocket; refusals', async () => {
     const started = new Date();
@@ -364,5 +376,31 @@ describe('the engine access proxy on the real node', () => {
     });
     expect(answer).toMatch(/^HTTP\/1\.1 400 /);
     expect(answer).not.toContain('"path"');
+  }, 600_000);
+
+  test('an H2O cloud of two nodes is reached at its leader, through its address', async () => {
+    const r = await asUser('POST', `/v1/${W}/h2oEngines?h2oEngineId=cloud`, {
+      nodeCount: '2',
+      cpu: '1',
+      memoryBytes: String(1024 ** 3),
+      profile: 'workspaces/global/h2oEngineProfiles/real',
+      h2oEngineVersion: 'workspaces/global/h2oEngineVersions/real',
+    });
+    expect(r.status).toBe(200);
+    await reachesState(
+      api(),
+      { namespace: NAMESPACE, plural: 'h2oengines', name: 'lab.cloud' },
+      'STATE_RUNNING',
+      240_000,
+    );
+    const engine = (await asUser('GET', `/v1/${W}/h2oEngines/cloud`)).json['h2oEngine'] as { apiUrl: string };
+    const path = new URL(engine.apiUrl).pathname;
+    // Only the leader serves clients (the followers answer 403): every request reaches it.
+    for (let i = 0; i < 5; i += 1) {
+      const cloud = (await (await answers(`${path}3/Cloud`)).json()) as { cloud_size: number };
+      expect(cloud.cloud_size).toBe(2);
+    }
+    expect((await proxied(`${path}3/Cloud`, { as: 'other' })).status).toBe(404);
+    expect((await asUser('POST', `/v1/${W}/h2oEngines/cloud:terminate`)).status).toBe(200);
   }, 600_000);
 });
