@@ -73,21 +73,30 @@ describe('durationMs() and durationText()', () => {
 });
 
 describe('engineClock()', () => {
-  const base = { created: at(0), resumed: undefined, lastActivity: undefined };
+  const base = { created: at(0), resumed: undefined, runningSince: at(10), lastActivity: undefined };
 
-  test('an engine counts from its creation, or from a later resume', () => {
-    expect(engineClock({ ...base, state: 'STATE_RUNNING' })).toEqual({ startedAt: at(0) });
-    expect(engineClock({ ...base, state: 'STATE_STARTING', resumed: '2026-01-01T00:00:30Z' })).toEqual({
-      startedAt: at(30),
-    });
+  test('an engine counts from when its current run became RUNNING, not from its creation', () => {
+    expect(engineClock({ ...base, state: 'STATE_RUNNING' })).toEqual({ startedAt: at(10) });
+    // A pod restarted within the run: the run's clock goes on.
+    expect(engineClock({ ...base, state: 'STATE_CONNECTING' })).toEqual({ startedAt: at(10) });
+  });
+
+  test('a run that has not been RUNNING yet has no clock, whatever an earlier run recorded', () => {
+    expect(engineClock({ ...base, state: 'STATE_STARTING', runningSince: undefined })).toBeUndefined();
+    expect(
+      engineClock({ ...base, state: 'STATE_STARTING', resumed: '2026-01-01T00:00:30Z' }),
+    ).toBeUndefined();
+    expect(
+      engineClock({ ...base, state: 'STATE_RUNNING', resumed: at(30), runningSince: '2026-01-01T00:00:45Z' }),
+    ).toEqual({ startedAt: at(45) });
   });
 
   test('activity is read from its RFC 3339 text; unreadable activity is ignored', () => {
     expect(engineClock({ ...base, state: 'STATE_CONNECTING', lastActivity: '2026-01-01T00:00:20Z' })).toEqual(
-      { startedAt: at(0), lastActivityAt: at(20) },
+      { startedAt: at(10), lastActivityAt: at(20) },
     );
     expect(engineClock({ ...base, state: 'STATE_RUNNING', lastActivity: 'soon' })).toEqual({
-      startedAt: at(0),
+      startedAt: at(10),
     });
   });
 

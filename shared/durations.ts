@@ -2,8 +2,11 @@
  * How long an engine has been running and idle, and when a limit will stop it. Pure: the clock
  * is an argument.
  *
- * - Running time counts from the engine's latest start: its resume time, else its creation.
- * - Idle time counts from its latest activity, or from its start when that is later. Activity is
+ * - Running time counts from the moment this run of the engine became RUNNING (status
+ *   `runningSince`, which the operator records): a run begins at the engine's creation or its
+ *   latest resume, and the time its pods spend starting (image pull, scheduling, a queue) does
+ *   not count. Until this run has been RUNNING, an engine has no clock.
+ * - Idle time counts from its latest activity, or from running-since when that is later. Activity is
  *   reported on the engine resource (annotation `engine.h2o.ai/last-activity-time`, RFC 3339) by
  *   the engine itself — for Driverless AI: client requests, login and logout, experiment events,
  *   dataset and recipe uploads — and by the API when a user opens a notebook (`:access`).
@@ -16,7 +19,7 @@
  */
 export interface DurationInput {
   now: Date;
-  /** Creation or resume time, whichever is later. */
+  /** When this run of the engine became RUNNING. */
   startedAt: Date;
   lastActivityAt?: Date;
   /** Work is going on now (a sandbox's process runs): the engine is not idle. */
@@ -34,7 +37,12 @@ export interface DurationReport {
   nextDeadlineMs?: number;
 }
 
-/** The states in which an engine's running and idle time count; in every other state both are 0. */
+/**
+ * The states in which an engine's running and idle time count; in every other state both are 0.
+ * STARTING and CONNECTING count only once the current run has been RUNNING (its pod restarted):
+ * a run that never started serving has no clock, and a crash-looping one does not escape its
+ * running limit by leaving RUNNING now and then.
+ */
 export const ACTIVE_STATES: readonly string[] = ['STATE_STARTING', 'STATE_CONNECTING', 'STATE_RUNNING'];
 
 /** Where an active engine's durations count from. */
@@ -44,22 +52,45 @@ export interface EngineClock {
   busy?: boolean;
 }
 
+/** When the engine's current run began: its latest resume, else its creation. */
+export function runStartOf(engine: { created: unknown; resumed: unknown }): Date | undefined {
+  const created = timeOf(engine.created);
+  const resumed = timeOf(engine.resumed);
+  return resumed !== undefined && (created === undefined || resumed > created) ? resumed : created;
+}
+
 /**
- * The clock of an engine in `state`, from its creation and resume times and its activity
- * annotation; undefined when the engine is not active (its durations are 0).
+ * The recorded running-since time when it belongs to the current run; undefined when none is
+ * recorded or it is from an earlier run (before the latest resume).
+ */
+export function currentRunningSince(engine: {
+  created: unknown;
+  resumed: unknown;
+  runningSince: unknown;
+}): Date | undefined {
+  const since = timeOf(engine.runningSince);
+  const runStart = runStartOf(engine);
+  if (since === undefined || (runStart !== undefined && since < runStart)) return undefined;
+  return since;
+}
+
+/**
+ * The clock of an engine in `state`, from when its current run became RUNNING and its activity
+ * annotations; undefined when the engine is not active or this run has not been RUNNING yet
+ * (its durations are 0).
  */
 export function engineClock(engine: {
   state: unknown;
   created: unknown;
   resumed: unknown;
+  /** When the current run became RUNNING (status `runningSince`, written by the operator). */
+  runningSince: unknown;
   lastActivity: unknown;
   /** How many processes run in the engine (sandboxes), as the annotation holds it. */
   runningProcesses?: unknown;
 }): EngineClock | undefined {
   if (typeof engine.state !== 'string' || !ACTIVE_STATES.includes(engine.state)) return undefined;
-  const created = timeOf(engine.created);
-  const resumed = timeOf(engine.resumed);
-  const startedAt = resumed !== undefined && (created === undefined || resumed > created) ? resumed : created;
+  const startedAt = currentRunningSince(engine);
   if (startedAt === undefined) return undefined;
   const lastActivityAt = timeOf(engine.lastActivity);
   const busy = Number(engine.runningProcesses ?? 0) > 0 ? { busy: true } : {};

@@ -59,13 +59,20 @@ export const ENGINE_INTENT: Readonly<Record<string, Readonly<Record<string, stri
 
 /**
  * Status fields the operator reports on engines beside the API message's own: which generation
- * of the spec it has acted on, and Kubernetes-style conditions (`Ready`, `Stopped`).
+ * of the spec it has acted on, when the current run became RUNNING, and Kubernetes-style
+ * conditions (`Ready`, `Stopped`).
  */
 export const ENGINE_OPERATOR_STATUS: Readonly<Record<string, Readonly<Record<string, unknown>>>> = {
   observedGeneration: {
     type: 'integer',
     format: 'int64',
     description: 'The generation of the spec that the operator last acted on.',
+  },
+  runningSince: {
+    type: 'string',
+    format: 'date-time',
+    description:
+      'When the current run of the engine (since its creation or latest resume) became RUNNING; the running and idle durations count from it, not from the time spent starting. Unset before the run has been RUNNING.',
   },
   conditions: {
     type: 'array',

@@ -57,23 +57,28 @@ describe('toCustomResource() and fromCustomResource()', () => {
       fromCustomResource(ENGINE, resource),
     );
     expect(read).toEqual(toJson(ENGINE.message, fromJson(ENGINE.message, { ...engineJson, uid: 'uid-1' })));
-    // Running since its creation: the durations count from then (checked below).
+    // Computed when read, from when the run became RUNNING (checked below).
     expect(currentRunningDuration).toMatch(/^\d+s$/);
     expect(currentIdleDuration).toMatch(/^\d+s$/);
   });
 
-  test('computes an engine’s durations whenever they are read, from its creation, resume and activity', () => {
+  test('computes an engine’s durations whenever they are read, from when its run became RUNNING and its activity', () => {
     const resource = toCustomResource(ENGINE, fromJson(ENGINE.message, engineJson) as { name: string }, 'ns');
     const hourAgo = Date.now() - 3_600_000;
-    resource.metadata.creationTimestamp = new Date(hourAgo - 600_000);
-    resource.status = { ...resource.status, resumeTime: new Date(hourAgo).toISOString() };
+    resource.metadata.creationTimestamp = new Date(hourAgo - 900_000);
+    // Resumed 61 minutes ago, RUNNING a minute later: the minute spent starting does not count.
+    resource.status = {
+      ...resource.status,
+      resumeTime: new Date(hourAgo - 60_000).toISOString(),
+      runningSince: new Date(hourAgo).toISOString(),
+    };
     resource.metadata.annotations = {
       'engine.h2o.ai/last-activity-time': new Date(hourAgo + 3_000_000).toISOString(),
     };
     const message = fromCustomResource(ENGINE, resource);
     const seconds = (field: string): number =>
       Number((toJson(ENGINE.message, message)[field] as string).replace(/s$/, ''));
-    // From the resume, not the creation; idle from the latest activity, 600 s ago.
+    // From running-since, not the creation or the resume; idle from the latest activity, 600 s ago.
     expect(seconds('currentRunningDuration')).toBeGreaterThanOrEqual(3600);
     expect(seconds('currentRunningDuration')).toBeLessThan(3660);
     expect(seconds('currentIdleDuration')).toBeGreaterThanOrEqual(600);
@@ -81,6 +86,12 @@ describe('toCustomResource() and fromCustomResource()', () => {
     // Stored durations (an earlier release wrote them) are not what is read.
     resource.status = { ...resource.status, currentRunningDuration: '5s' };
     expect(seconds('currentRunningDuration')).toBeGreaterThanOrEqual(3600);
+    // Resumed again and starting: the earlier run's running-since is not this run's.
+    resource.status = { ...resource.status, resumeTime: new Date().toISOString(), state: 'STATE_STARTING' };
+    expect(toJson(ENGINE.message, fromCustomResource(ENGINE, resource))).toMatchObject({
+      currentRunningDuration: '0s',
+      currentIdleDuration: '0s',
+    });
   });
 
   test('a stopped engine’s durations read 0s', () => {

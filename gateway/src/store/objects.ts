@@ -134,6 +134,7 @@ export function fromCustomResource(kind: ResourceKind, resource: CustomResource)
     state: json['state'],
     created: json['createTime'],
     resumed: json['resumeTime'],
+    runningSince: resource.status?.['runningSince'],
     lastActivity: resource.metadata.annotations?.[LAST_ACTIVITY_ANNOTATION],
     runningProcesses: resource.metadata.annotations?.[RUNNING_PROCESSES_ANNOTATION],
   });

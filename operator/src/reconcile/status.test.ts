@@ -37,6 +37,10 @@ const replan = (status: Record<string, unknown>, laterMs: number) =>
     storageResizing: false,
   }).status;
 
+/** The status of an engine RUNNING since its creation. */
+const running = { state: 'STATE_RUNNING', runningSince: '2026-01-01T00:00:00Z' };
+const pendingPod: V1Pod = { status: { phase: 'Pending' } };
+
 const plan = (engine: EngineResource, pods: V1Pod[] = [readyPod]) =>
   planStatus({
     kind: daiEngineKind,
@@ -69,19 +73,56 @@ describe('planStatus()', () => {
   });
 
   test('asks to stop a running engine past its idle limit, and requeues at a nearer deadline', () => {
-    expect(plan(dai({ maxIdleDuration: '1800s' })).autoStop).toBe('maxIdleDuration');
+    expect(plan(dai({ maxIdleDuration: '1800s' }, { status: running })).autoStop).toBe('maxIdleDuration');
     const activity = { 'engine.h2o.ai/last-activity-time': '2026-01-01T00:59:50Z' };
-    const soon = plan(dai({ maxIdleDuration: '15s' }, { annotations: activity }));
+    const soon = plan(dai({ maxIdleDuration: '15s' }, { annotations: activity, status: running }));
     expect(soon.autoStop).toBeUndefined();
     expect(soon.requeueAfterMs).toBe(5000);
   });
 
-  test('counts running time from the resume, not the creation, and looks again at the deadline', () => {
-    const { autoStop, requeueAfterMs } = plan(
-      dai({ maxRunningDuration: '3000s' }, { status: { resumeTime: '2026-01-01T00:30:00Z' } }),
-    );
+  test('counts running time from when the run became RUNNING, and looks again at the deadline', () => {
+    const resumed = { resumeTime: '2026-01-01T00:20:00Z', runningSince: '2026-01-01T00:30:00Z' };
+    const { autoStop, requeueAfterMs } = plan(dai({ maxRunningDuration: '3000s' }, { status: resumed }));
     expect(autoStop).toBeUndefined();
     expect(requeueAfterMs).toBe(1_200_000);
+  });
+
+  test('an engine that took an hour to start is not stopped when it becomes RUNNING, and records the moment', () => {
+    // Created an hour ago with a 15 s idle limit; its pods were pending until now.
+    const starting = dai(
+      { maxIdleDuration: '15s', maxRunningDuration: '60s' },
+      { status: { state: 'STATE_STARTING' } },
+    );
+    expect(plan(starting, [pendingPod])).toMatchObject({ status: { runningSince: null } });
+    expect(plan(starting, [pendingPod]).requeueAfterMs).toBeUndefined();
+    const first = plan(starting);
+    expect(first.autoStop).toBeUndefined();
+    expect(first.status['runningSince']).toBe(NOW.toISOString());
+    expect(first.requeueAfterMs).toBe(15_000);
+    // Idle 15 s after it became RUNNING, with nothing recorded since: stopped then.
+    const later = planStatus({
+      kind: daiEngineKind,
+      engine: dai({ maxIdleDuration: '15s' }, { status: first.status }),
+      pods: [readyPod],
+      now: new Date(NOW.getTime() + 15_000),
+      settings: { publicUrl: 'https://x.example' },
+      storageResizing: false,
+    });
+    expect(later.autoStop).toBe('maxIdleDuration');
+  });
+
+  test('a resumed engine’s new run counts afresh; the earlier run’s moment is cleared while it starts', () => {
+    const stale = {
+      state: 'STATE_STARTING',
+      resumeTime: '2026-01-01T00:59:00Z',
+      runningSince: '2026-01-01T00:10:00Z',
+    };
+    const starting = plan(dai({ maxRunningDuration: '60s' }, { status: stale }), [pendingPod]);
+    expect(starting.status['runningSince']).toBeNull();
+    expect(starting.autoStop).toBeUndefined();
+    const runs = plan(dai({ maxRunningDuration: '60s' }, { status: stale }));
+    expect(runs.status['runningSince']).toBe(NOW.toISOString());
+    expect(runs.requeueAfterMs).toBe(60_000);
   });
 
   test('never stops an engine that is not running yet', () => {

@@ -17,6 +17,7 @@ import { durationMs, durations, engineClock } from '../../../shared/durations.ts
 import { observe, type ObservedState } from '../observe/state.ts';
 import { enginePending, PENDING_CAUSES } from '../observe/pending.ts';
 import { heldFailure } from '../observe/failure-hold.ts';
+import { runningSince } from '../observe/running-since.ts';
 import { FAILED, mergeConditions, READY, REASONS, STOPPED, type Condition } from './conditions.ts';
 
 export interface StatusInput {
@@ -70,33 +71,52 @@ function observed(input: StatusInput): ObservedState {
 
 interface Timing {
   /**
-   * The running and idle durations are computed by the API when read; an earlier release wrote
-   * them here every 30 s, and clearing them (once) keeps status free of stale values.
+   * When the current run became RUNNING (`runningSince`, null before it has), which the durations
+   * count from. The running and idle durations themselves are computed by the API when read; an
+   * earlier release wrote them here every 30 s, and clearing them (once) keeps status free of
+   * stale values.
    */
-  fields: Record<string, null>;
+  fields: Record<string, string | null>;
   autoStop?: StatusPlan['autoStop'];
   requeueAfterMs?: number;
 }
 
 const NO_DURATIONS = { currentIdleDuration: null, currentRunningDuration: null };
 
-/** Whether a duration limit asks to stop the engine now, and when the next one falls due. */
-function clockOf(input: StatusInput, state: string): ReturnType<typeof engineClock> {
+/** When the engine's current run became RUNNING, as it should be recorded now. */
+function runningSinceOf(input: StatusInput, state: string): Date | undefined {
+  const { engine } = input;
+  return runningSince({
+    state,
+    reportedState: engine.status?.['state'],
+    recorded: engine.status?.['runningSince'],
+    created: engine.metadata.creationTimestamp ?? input.now,
+    resumed: engine.status?.['resumeTime'],
+    now: input.now,
+  });
+}
+
+/** The engine's clock in `state`, counting from `since`; undefined while it has none. */
+function clockOf(input: StatusInput, state: string, since: Date | undefined): ReturnType<typeof engineClock> {
   const { engine } = input;
   const annotations = engine.metadata.annotations ?? {};
   return engineClock({
     state,
     created: engine.metadata.creationTimestamp ?? input.now,
     resumed: engine.status?.['resumeTime'],
+    runningSince: since,
     lastActivity: annotations[LAST_ACTIVITY_ANNOTATION],
     runningProcesses: annotations[RUNNING_PROCESSES_ANNOTATION],
   });
 }
 
+/** Whether a duration limit asks to stop the engine now, and when the next one falls due. */
 function timing(input: StatusInput, state: string): Timing {
   const { engine } = input;
-  const clock = clockOf(input, state);
-  if (clock === undefined) return { fields: NO_DURATIONS };
+  const since = runningSinceOf(input, state);
+  const fields = { ...NO_DURATIONS, runningSince: since?.toISOString() ?? null };
+  const clock = clockOf(input, state, since);
+  if (clock === undefined) return { fields };
   const sizing = sizingOf(input.kind, engine);
   const report = durations({
     now: input.now,
@@ -106,7 +126,7 @@ function timing(input: StatusInput, state: string): Timing {
   });
   const stop = state === 'STATE_RUNNING' ? report.exceeded : undefined;
   return {
-    fields: NO_DURATIONS,
+    fields,
     ...(stop !== undefined ? { autoStop: stop } : {}),
     ...(report.nextDeadlineMs !== undefined ? { requeueAfterMs: report.nextDeadlineMs } : {}),
   };

@@ -142,15 +142,16 @@ export interface DAIEngine {
   upgradeAvailable: boolean;
   /**
    * How long the engine has been idle: since the latest user activity the engine or the API
-   * reported (annotation engine.h2o.ai/last-activity-time), or since it last started if later.
+   * reported (annotation engine.h2o.ai/last-activity-time), or since it became RUNNING if later.
    * "0s" when it is not running. Refreshed at least every 30 seconds.
    */
   currentIdleDuration?:
     | Duration
     | undefined;
   /**
-   * How long the engine has been running since it last started (created or resumed); "0s" when
-   * it is not running. Refreshed at least every 30 seconds.
+   * How long the engine has been running since it became RUNNING after its creation or latest
+   * resume (time spent starting does not count); "0s" when it is not running. Refreshed at least
+   * every 30 seconds.
    */
   currentRunningDuration?:
     | Duration

@@ -91,7 +91,10 @@ export interface Engine {
   currentIdleDuration?:
     | Duration
     | undefined;
-  /** How long the engine has been running since it last started; unset when it is not running. */
+  /**
+   * How long the engine has been running since it became RUNNING after its creation or latest
+   * resume (time spent starting does not count); unset when it is not running.
+   */
   currentRunningDuration?:
     | Duration
     | undefined;
