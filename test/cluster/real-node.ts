@@ -35,9 +35,13 @@ export const REAL_NODE = {
   storageClass: 'local-path',
 } as const;
 
-/** The pod network: one bridge, host-local addresses; the gateway address serves cluster DNS. */
-const POD_SUBNET = '10.88.0.0/24';
-const BRIDGE_ADDRESS = '10.88.0.1';
+/**
+ * The pod network: one bridge, host-local addresses; the gateway address serves cluster DNS. Apart
+ * from podman's default network (10.88.0.0/16), whose port mappings would catch traffic meant for
+ * pods of the same addresses, and from the simulated pods' 10.244.0.0/16.
+ */
+const POD_SUBNET = '10.111.0.0/24';
+const BRIDGE_ADDRESS = '10.111.0.1';
 const LOCAL_PATH_NAMESPACE = 'local-path-storage';
 
 /** A running real node. */
