@@ -86,9 +86,10 @@ export interface Cluster {
   /**
    * Stops every component and waits for them to exit, clients of the apiserver first, then
    * kube-apiserver, then etcd, each given a few seconds before it is killed (7 s in all at most);
-   * removes the run folder unless `keepRunDir`.
+   * removes the run folder unless `keepRunDir`. `whileRealNodeHeld` runs once the real node has
+   * stopped, before another start may take the machine's one real node.
    */
-  stop(options?: { keepRunDir?: boolean }): Promise<void>;
+  stop(options?: { keepRunDir?: boolean; whileRealNodeHeld?: () => Promise<void> }): Promise<void>;
   /** Kills every component at once and removes the run folder; for a second Ctrl+C. */
   kill(): void;
   /**
@@ -131,8 +132,8 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   let storage: StorageSimulator | undefined;
   let sandboxes: SandboxSimulator | undefined;
   let realNode: RealNode | undefined;
-  const stopAll = async (keepRunDir: boolean): Promise<void> => {
-    await Promise.all([storage?.stop(), sandboxes?.stop(), realNode?.stop()]);
+  const stopAll = async (keepRunDir: boolean, whileRealNodeHeld?: () => Promise<void>): Promise<void> => {
+    await Promise.all([storage?.stop(), sandboxes?.stop(), realNode?.stop(whileRealNodeHeld)]);
     // The apiserver's clients first and together, then the apiserver (whose graceful shutdown
     // drains requests and watches), then etcd, which the apiserver needs until it is gone.
     const [etcd, apiserver, ...clients] = processes;
@@ -224,7 +225,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
         ),
       logs: (lines) => [logs(lines), realNode?.logs(lines)].filter((l) => l !== undefined).join('\n'),
       components: () => processes.map((p) => ({ name: p.name, pid: p.pid, running: p.running() })),
-      stop: (stopOptions) => stopAll(stopOptions?.keepRunDir ?? false),
+      stop: (stopOptions) => stopAll(stopOptions?.keepRunDir ?? false, stopOptions?.whileRealNodeHeld),
       kill: () => {
         realNode?.kill();
         for (const p of processes) p.kill();

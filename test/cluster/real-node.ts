@@ -51,8 +51,12 @@ export interface RealNode {
   readonly ip: string;
   /** The engine images loaded into its runtime. */
   readonly images: readonly EngineImage[];
-  /** Stops every component and takes away everything the node left on the machine. */
-  stop(): Promise<void>;
+  /**
+   * Stops every component and takes away everything the node left on the machine. `whileHeld`
+   * runs after that, before the machine's node lock is released: what it sees of the machine is
+   * this node's doing alone (another waiting start may take the lock at once).
+   */
+  stop(whileHeld?: () => Promise<void>): Promise<void>;
   /** Kills the components now; the next start's sweep cleans up. */
   kill(): void;
   logs(lines?: number): string;
@@ -102,13 +106,17 @@ export async function startRealNode(context: NodeContext): Promise<RealNode> {
   const logDir = join(context.runDir, 'real-node');
   const logs = (lines = 40): string =>
     processes.map((p) => `----- ${p.name} (${p.logPath}) -----\n${p.tail(lines)}`).join('\n');
-  const stop = async (): Promise<void> => {
-    // The kubelet first, so that it restarts nothing while the runtime goes.
-    for (const name of ['kubelet', 'local-path-provisioner', 'kube-proxy', 'coredns', 'containerd']) {
-      await processes.find((p) => p.name === name)?.stop(2_000);
+  const stop = async (whileHeld?: () => Promise<void>): Promise<void> => {
+    try {
+      // The kubelet first, so that it restarts nothing while the runtime goes.
+      for (const name of ['kubelet', 'local-path-provisioner', 'kube-proxy', 'coredns', 'containerd']) {
+        await processes.find((p) => p.name === name)?.stop(2_000);
+      }
+      await sweepNode({ binaryDirs, kubeProxy });
+      await whileHeld?.();
+    } finally {
+      releaseLock();
     }
-    await sweepNode({ binaryDirs, kubeProxy });
-    releaseLock();
   };
 
   try {
