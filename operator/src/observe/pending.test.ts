@@ -37,10 +37,9 @@ const notReady: V1Pod = {
 };
 
 test('podPending() names what one pod waits for, in the words of Kubernetes', () => {
-  expect(podPending(unschedulable)).toEqual([
-    'PENDING_REASON_SCHEDULING',
-    expect.stringMatching(/^0\/3 nodes are available: 3 Insufficient cpu\./) as unknown as string,
-  ]);
+  const [reason, message] = podPending(unschedulable);
+  expect(reason).toBe('PENDING_REASON_SCHEDULING');
+  expect(message).toMatch(/^0\/3 nodes are available: 3 Insufficient cpu\./);
   expect(podPending(pulling)).toEqual([
     'PENDING_REASON_PULLING_IMAGE',
     'failed to pull and unpack image "h2o:3"',
