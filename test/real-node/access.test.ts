@@ -9,10 +9,10 @@ import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { dump, load } from 'js-yaml';
-import { createCatalogue, realCatalogue, realNodePlacement } from '../cluster/real-catalogue.ts';
+import { realCatalogue, realNodePlacement } from '../cluster/real-catalogue.ts';
 import { waitFor } from '../cluster/wait.ts';
-import { useApiServer, type RestResponse } from '../helpers/api-server.ts';
-import { useIdentity } from '../helpers/use-identity.ts';
+import type { RestResponse } from '../helpers/api-server.ts';
+import { useRealNodeProduct } from './real-product.ts';
 import { reaches as reachesState } from '../operator/fixtures.ts';
 
 const NAMESPACE = 'access';
@@ -20,20 +20,10 @@ const W = 'workspaces/lab';
 const NB = '/workspaces/lab/notebookEngines/nb';
 const ECHO = '/workspaces/lab/notebookEngines/echo';
 
-const { identity, authenticate, authorizer } = useIdentity({
-  accounts: [
-    { id: 'admin', name: 'Ada Admin', roles: ['admin'] },
-    { id: 'user', name: 'Una User', roles: ['data-scientist'] },
-    { id: 'other', name: 'Otto Other', roles: ['data-scientist'] },
-  ],
-});
-const api = useApiServer({
-  namespace: NAMESPACE,
-  authenticate,
-  authorizer,
-  operator: true,
-  cluster: { realNode: true, nodes: { cpuNodes: 1, gpuNodes: 0, gpusPerNode: 0 } },
-});
+const { identity, api } = useRealNodeProduct(NAMESPACE, [
+  { id: 'user', name: 'Una User', roles: ['data-scientist'] },
+  { id: 'other', name: 'Otto Other', roles: ['data-scientist'] },
+]);
 
 /**
  * An engine that answers every request with what it received (path and headers, as JSON) on the
@@ -56,7 +46,6 @@ http.server.ThreadingHTTPServer(("", 8888), Echo).serve_forever()
 beforeAll(async () => {
   const images = api().cluster.realNode?.images ?? [];
   const admin = await identity().token('admin');
-  await createCatalogue(api().gateway.restUrl, admin, realCatalogue(images));
   const [profile] = realCatalogue(images).filter((entry) => entry.collection === 'notebookEngineProfiles');
   const template = dump({
     spec: {

@@ -16,12 +16,12 @@ import {
   type V1Pod,
 } from '@kubernetes/client-node';
 import { dump, load } from 'js-yaml';
-import { createCatalogue, realCatalogue, realNodePlacement } from '../cluster/real-catalogue.ts';
+import { realCatalogue, realNodePlacement } from '../cluster/real-catalogue.ts';
 import { REAL_NODE } from '../cluster/real-node.ts';
 import { waitFor } from '../cluster/wait.ts';
-import { useApiServer, type RestResponse } from '../helpers/api-server.ts';
-import { useIdentity } from '../helpers/use-identity.ts';
+import type { RestResponse } from '../helpers/api-server.ts';
 import { ownedBy, reaches as reachesState } from '../operator/fixtures.ts';
+import { useRealNodeProduct } from './real-product.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const CACHE = process.env['AIEM_CACHE'] ?? join(homedir(), '.cache', 'ai-engine-manager');
@@ -30,25 +30,9 @@ const NAMESPACE = 'real';
 const W = 'workspaces/lab';
 const GIB = 1024 ** 3;
 
-const { identity, authenticate, authorizer } = useIdentity({
-  accounts: [
-    { id: 'admin', name: 'Ada Admin', roles: ['admin'] },
-    { id: 'user', name: 'Una User', roles: ['data-scientist'] },
-  ],
-});
-// One simulated node beside the real one: engines of the real-node catalogue must land there.
-const api = useApiServer({
-  namespace: NAMESPACE,
-  authenticate,
-  authorizer,
-  operator: true,
-  cluster: { realNode: true, nodes: { cpuNodes: 1, gpuNodes: 0, gpusPerNode: 0 } },
-});
-
-beforeAll(async () => {
-  const images = api().cluster.realNode?.images ?? [];
-  await createCatalogue(api().gateway.restUrl, await identity().token('admin'), realCatalogue(images));
-}, 60_000);
+const { identity, api } = useRealNodeProduct(NAMESPACE, [
+  { id: 'user', name: 'Una User', roles: ['data-scientist'] },
+]);
 
 async function asUser(method: string, path: string, body?: unknown): Promise<RestResponse> {
   return api().rest(method, path, body, { Authorization: `Bearer ${await identity().token('user')}` });

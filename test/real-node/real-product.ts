@@ -1,0 +1,33 @@
+/**
+ * The product on a local cluster with a real node, as the real-node test files use it: the
+ * gateway and operator under real tokens and the default policy, one simulated node beside the
+ * real one, and the real-node catalogue (test/cluster/real-catalogue.ts) created as `admin`.
+ */
+import { createCatalogue, realCatalogue } from '../cluster/real-catalogue.ts';
+import { useApiServer, type ApiServer } from '../helpers/api-server.ts';
+import { useIdentity, type TestIdentity } from '../helpers/use-identity.ts';
+
+/** The accounts: an administrator, and users with their own roles. */
+type Account = Parameters<typeof useIdentity>[0]['accounts'][number];
+
+const ADMIN: Account = { id: 'admin', name: 'Ada Admin', roles: ['admin'] };
+
+export function useRealNodeProduct(
+  namespace: string,
+  users: readonly Account[],
+): { identity: () => TestIdentity; api: () => ApiServer } {
+  const { identity, authenticate, authorizer } = useIdentity({ accounts: [ADMIN, ...users] });
+  // One simulated node beside the real one: engines of the real-node catalogue must land there.
+  const api = useApiServer({
+    namespace,
+    authenticate,
+    authorizer,
+    operator: true,
+    cluster: { realNode: true, nodes: { cpuNodes: 1, gpuNodes: 0, gpusPerNode: 0 } },
+  });
+  beforeAll(async () => {
+    const images = api().cluster.realNode?.images ?? [];
+    await createCatalogue(api().gateway.restUrl, await identity().token('admin'), realCatalogue(images));
+  }, 60_000);
+  return { identity, api };
+}
