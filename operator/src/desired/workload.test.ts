@@ -350,10 +350,18 @@ describe('H2O engines in H2O-3’s Kubernetes mode', () => {
     expect(statefulSet.spec?.updateStrategy).toEqual({ type: 'OnDelete' });
     // One-pod engines roll to a changed template (a new DAI configuration restarts the engine).
     expect(desiredObjects(daiEngineKind, dai(), settings).statefulSet.spec?.updateStrategy).toBeUndefined();
-    expect(statefulSet.spec?.template.spec?.containers[0]?.readinessProbe).toEqual({
+    const [node] = statefulSet.spec?.template.spec?.containers ?? [];
+    expect(node?.readinessProbe).toEqual({
       httpGet: { path: '/kubernetes/isLeaderNode', port: 8081 },
       periodSeconds: 3,
+      successThreshold: 2,
       failureThreshold: 1,
+    });
+    // Readiness is asked only once the node's API is open, i.e. once it knows its cloud's members.
+    expect(node?.startupProbe).toEqual({
+      tcpSocket: { port: 54321 },
+      periodSeconds: 2,
+      failureThreshold: 120,
     });
   });
 

@@ -197,6 +197,7 @@ function serving(kind: EngineKind, engine: EngineResource, settings: Settings): 
             periodSeconds: 5,
             failureThreshold: 3,
           },
+          ...(kind.startupProbe === undefined ? {} : { startupProbe: kind.startupProbe }),
         }),
     // No process of the engine gains privileges beyond its user's (setuid binaries included).
     securityContext: Object.assign({ allowPrivilegeEscalation: false }, isolation?.securityContext),

@@ -22,11 +22,22 @@ export const h2oEngineKind: EngineKind = {
   prefix: 'h2o',
   container: 'h2o',
   port: 54321,
-  // 200 from every node until the cloud has formed, then from the leader alone; one failure
-  // takes a follower out at once, so that the engine runs only with its leader alone ready.
+  // The clustering API answers 200 from every node until the nodes know each other, then from
+  // the leader of the node's current cloud alone. A node's own API (54321) opens only once it
+  // knows its cloud's members, so the kubelet asks for readiness only from then on (a node that
+  // waits for the others is never taken for the leader), and two successes 3 s apart let a node
+  // that led a cloud of one for a heartbeat, before the nodes merged, drop out first. One failure
+  // takes a follower out at once: the engine runs only with its leader alone ready.
+  startupProbe: {
+    tcpSocket: { port: 54321 },
+    periodSeconds: 2,
+    // The lookup of the other nodes, and the JVM's start before it.
+    failureThreshold: Math.ceil((H2O_NODE_LOOKUP_TIMEOUT_SECONDS + 60) / 2),
+  },
   readinessProbe: {
     httpGet: { path: '/kubernetes/isLeaderNode', port: H2O_KUBERNETES_API_PORT },
     periodSeconds: 3,
+    successThreshold: 2,
     failureThreshold: 1,
   },
   servedByLeader: true,

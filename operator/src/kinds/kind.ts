@@ -88,6 +88,11 @@ export interface EngineKind {
    */
   readinessProbe?: V1Probe;
   /**
+   * How the kubelet tells that a pod has started, before which its readiness is not asked (H2O:
+   * its API opens only once the node knows its cloud's members).
+   */
+  startupProbe?: V1Probe;
+  /**
    * Whether one pod, the leader, serves the whole engine and is the only one ever Ready (H2O's
    * Kubernetes mode): the engine runs once its leader is ready, and clients reach it through a
    * Service of ready pods besides the headless Service the nodes find each other by. Such a
