@@ -22,6 +22,7 @@ import { startOperator } from '../operator/src/operator.ts';
 import { pino } from 'pino';
 import { superviseShutdown } from '../test/cluster/shutdown.ts';
 import { applyConfigurations, webhookCertificate, webhookConfigurations } from '../test/cluster/webhooks.ts';
+import { loginFromEnvironment } from '../gateway/src/access/login-config.ts';
 import { startLocalIdentity, type LocalUser } from '../test/identity/local-identity.ts';
 import { serveStaticSite } from './static-site.ts';
 
@@ -113,6 +114,7 @@ const identity =
       })
     : undefined;
 if (identity) shutdown.add({ name: 'the OpenID provider', stop: () => identity.provider.stop() });
+identity?.provider.allowRedirect(`${publicUrl}/auth/callback`);
 const auth = authFromEnvironment({ ...process.env, ...identity?.environment });
 shutdown.add({
   name: 'the policy watch',
@@ -144,8 +146,15 @@ const gateway = await startGateway({
   authenticate: auth.authenticate,
   version,
   ready: () => store.ready,
-  // Engines' addresses (apiUrl, loginUrl, :access) served through the access proxy.
-  access: { store, authorizer: auth.authorizer, publicUrl, forwardAuthorization: ['daiEngines'] },
+  // Engines' addresses (apiUrl, loginUrl, :access) served through the access proxy; browsers
+  // sign in at the embedded provider's login page (or AIEM_BROWSER_CLIENT_ID of another issuer).
+  access: {
+    store,
+    authorizer: auth.authorizer,
+    publicUrl,
+    forwardAuthorization: ['daiEngines'],
+    login: loginFromEnvironment({ ...process.env, ...identity?.environment }, publicUrl),
+  },
 });
 shutdown.add({ name: 'the gateway', stop: () => gateway.stop() });
 // The admission webhooks, registered from the chart as a release would: kubectl writes of the
@@ -283,5 +292,6 @@ function identityLines({ identity, restUrl }: StackInfo): string[] {
     '',
     `Try: curl -H "Authorization: Bearer <access token>" ${restUrl}/v1/workspaces/global/daiEngineVersions`,
     `Python: h2o_engine_manager.login_custom(endpoint="${restUrl}", refresh_token=<refresh token>, issuer_url="${identity.issuerUrl}", client_id="${identity.clientId}")`,
+    `Browser: open an engine's address (${restUrl}/workspaces/…/notebookEngines/…/) and pick a user on the sign-in page.`,
   ];
 }

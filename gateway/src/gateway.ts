@@ -5,7 +5,8 @@ import express from 'express';
 import { grpcServer, notServing } from './grpc/server.ts';
 import type { Authenticate, Handlers } from './call/handler.ts';
 import { restRouter } from './rest/mux.ts';
-import { accessProxy, type AccessOptions } from './access/access-proxy.ts';
+import { accessProxy, type AccessOptions, type AccessProxy } from './access/access-proxy.ts';
+import { browserLogin } from './access/browser-login.ts';
 import { log } from './log.ts';
 
 /** How long a stopping gateway lets calls in flight finish, unless told otherwise. */
@@ -40,6 +41,26 @@ export interface Gateway {
   stop(drainMs?: number): Promise<void>;
 }
 
+/** Mounts the browser sign-in (when configured) and the access proxy on the REST server. */
+function engineAccess(app: express.Express, access: AccessOptions, authenticate: Authenticate): AccessProxy {
+  const { login, publicUrl } = access;
+  if (login !== undefined && publicUrl === undefined) throw new Error('Browser sign-in needs the public URL');
+  const signIn =
+    login === undefined || publicUrl === undefined
+      ? undefined
+      : browserLogin({ ...login, publicUrl, authenticate });
+  if (signIn !== undefined) app.use(signIn.router);
+  const proxy = accessProxy({
+    ...access,
+    authenticate,
+    ...(signIn === undefined || login === undefined
+      ? {}
+      : { browser: { sessions: login.sessions, loginUrl: signIn.loginUrl, origin: signIn.origin } }),
+  });
+  app.use(proxy.handle);
+  return proxy;
+}
+
 /**
  * Starts the REST server (`/v1`, plus `GET /version`, `/healthz`, `/readyz`) and the gRPC server
  * on the same handlers. `GET /version` stays unauthenticated: clients call it to check that the
@@ -64,8 +85,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const { authenticate } = options;
   // Before the API's router, which would answer an engine's path 404; the proxy passes every
   // other path (all of /v1) on untouched.
-  const access = options.access === undefined ? undefined : accessProxy({ ...options.access, authenticate });
-  if (access !== undefined) app.use(access.handle);
+  const access = options.access === undefined ? undefined : engineAccess(app, options.access, authenticate);
   app.use('/', restRouter(options.handlers, authenticate));
   const http: HttpServer = await new Promise((resolve, reject) => {
     const server = app.listen(options.restPort, options.host, () => {

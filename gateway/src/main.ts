@@ -10,6 +10,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { pooled } from '../../shared/kube-transport.ts';
 import { authFromEnvironment } from './auth/config.ts';
 import { startWebhook, type Webhook } from './admission/webhook.ts';
+import { loginFromEnvironment } from './access/login-config.ts';
 import { startGateway } from './gateway.ts';
 import { log } from './log.ts';
 import { secretLicense } from './license/license-source.ts';
@@ -91,7 +92,13 @@ try {
     ready: () => !stopping && store.ready,
     // Engines' addresses (apiUrl, loginUrl, :access) served through the access proxy; DAI
     // verifies the platform's token itself (OpenID), the other engines never see it.
-    access: { store, authorizer: auth.authorizer, publicUrl, forwardAuthorization: ['daiEngines'] },
+    access: {
+      store,
+      authorizer: auth.authorizer,
+      publicUrl,
+      forwardAuthorization: ['daiEngines'],
+      login: loginFromEnvironment(process.env, publicUrl),
+    },
   });
   // Admission reviews of kubectl's writes, served where the chart mounted a certificate.
   const certDir = process.env['AIEM_WEBHOOK_CERT_DIR'];

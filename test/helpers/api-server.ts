@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -12,6 +13,8 @@ import type { Authorizer } from '../../gateway/src/auth/authorizer.ts';
 import type { Authenticate } from '../../gateway/src/call/handler.ts';
 import type { UserMapping } from '../../gateway/src/admission/review.ts';
 import { startWebhook, type Webhook } from '../../gateway/src/admission/webhook.ts';
+import type { AccessOptions } from '../../gateway/src/access/access-proxy.ts';
+import { Sessions } from '../../gateway/src/access/session.ts';
 import { startGateway, type Gateway } from '../../gateway/src/gateway.ts';
 import { SERVICE_DEFINITIONS } from '../../gateway/src/grpc/server.ts';
 import { apiHandlers } from '../../gateway/src/services/api.ts';
@@ -20,6 +23,7 @@ import type { PublicPorts } from '../../gateway/src/sandbox/port-service.ts';
 import { PodLogs } from '../../gateway/src/store/pod-logs.ts';
 import { ResourceStore } from '../../gateway/src/store/store.ts';
 import type { Cluster, ClusterOptions } from '../cluster/cluster.ts';
+import { freePort } from '../cluster/ports.ts';
 import { webhookCertificate } from '../cluster/webhooks.ts';
 import { pino } from 'pino';
 import { startOperator, type Operator } from '../../operator/src/operator.ts';
@@ -73,6 +77,42 @@ export interface ApiServerOptions {
   publicPorts?: PublicPorts;
   /** Also serve the admission webhooks (HTTPS on loopback, a certificate of the cluster's CA). */
   admission?: UserMapping;
+  /**
+   * Browsers sign in to engines' addresses at this identity provider (read once the file's
+   * earlier hooks have run); the gateway then listens on a port chosen beforehand, its public URL.
+   */
+  login?: () => BrowserClient;
+}
+
+/**
+ * The gateway's port and access settings for browser sign-in at `login`'s provider: a port chosen
+ * beforehand, so that the provider knows where sign-ins return to. Any port and no sign-in without.
+ */
+async function browserSignIn(
+  login: (() => BrowserClient) | undefined,
+): Promise<{ restPort: number; access: Pick<AccessOptions, 'publicUrl' | 'login'> }> {
+  if (login === undefined) return { restPort: 0, access: {} };
+  const restPort = await freePort();
+  const publicUrl = `http://127.0.0.1:${restPort}`;
+  const client = login();
+  client.allowRedirect(`${publicUrl}/auth/callback`);
+  const sessions = new Sessions({ key: randomBytes(32), publicUrl, ttlSeconds: 3600 });
+  return {
+    restPort,
+    access: {
+      publicUrl,
+      login: { issuer: client.issuer, clientId: client.clientId, scopes: client.scopes, sessions },
+    },
+  };
+}
+
+/** An identity provider's client for browser sign-in. */
+export interface BrowserClient {
+  issuer: string;
+  clientId: string;
+  scopes: string;
+  /** Registers the gateway's sign-in return address with the provider. */
+  allowRedirect(redirectUri: string): void;
 }
 
 /**
@@ -109,7 +149,10 @@ export function useApiServer(options: ApiServerOptions): () => ApiServer {
       .createNamespace({ body: { metadata: { name: options.namespace } } });
     const store = new ResourceStore(cluster().kubeConfig, options.namespace);
     await store.startCaches();
+    const browser = await browserSignIn(options.login);
     const handlers = apiHandlers({
+      // Notebooks' `:access` addresses are this gateway's when it has a known address.
+      ...(browser.access.publicUrl === undefined ? {} : { publicUrl: browser.access.publicUrl }),
       store,
       authorizer: options.authorizer ?? allowAll,
       podLogs: new PodLogs(cluster().kubeConfig, options.namespace),
@@ -118,14 +161,18 @@ export function useApiServer(options: ApiServerOptions): () => ApiServer {
     });
     const gateway = await startGateway({
       host: '127.0.0.1',
-      restPort: 0,
+      restPort: browser.restPort,
       grpcPort: 0,
       handlers,
       authenticate: options.authenticate ?? developmentIdentity,
       version: 'test',
       ready: () => store.ready,
       // Engines' addresses, as the operator hands them out (its publicUrl is this gateway).
-      access: { store, authorizer: options.authorizer ?? allowAll },
+      access: {
+        store,
+        authorizer: options.authorizer ?? allowAll,
+        ...browser.access,
+      },
     });
     if (options.operator === true) {
       operator = await startOperator({

@@ -55,6 +55,9 @@ export async function startLocalIdentity(options: {
       AIEM_OIDC_ISSUER_URL: provider.issuer,
       AIEM_OIDC_AUDIENCE: provider.audience,
       AIEM_OIDC_ROLES_CLAIM: provider.rolesClaim,
+      // Browsers sign in on the provider's page of the three accounts.
+      AIEM_BROWSER_CLIENT_ID: provider.browserClientId,
+      AIEM_BROWSER_SCOPES: provider.browserScopes,
     },
     users,
   };

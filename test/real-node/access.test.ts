@@ -8,6 +8,9 @@
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { SESSION_COOKIE } from '../../gateway/src/access/session.ts';
+import { CHROMIUM_PATH, QUIET_CHROMIUM_FLAGS } from '../../scripts/chromium.ts';
 import { dump, load } from 'js-yaml';
 import { realCatalogue, realNodePlacement } from '../cluster/real-catalogue.ts';
 import { waitFor } from '../cluster/wait.ts';
@@ -187,6 +190,75 @@ async function lastActivity(id: string): Promise<string | undefined> {
   return object.metadata?.annotations?.['engine.h2o.ai/last-activity-time'];
 }
 
+/** Runs a cell from inside the page, as JupyterLab does: a kernel by its REST API, a cell over its WebSocket. */
+const CELL_IN_PAGE = `async ([base, code]) => {
+  const xsrf = document.cookie.split('; ').find((c) => c.startsWith('_xsrf='))?.slice(6) ?? '';
+  const created = await fetch(base + '/api/kernels', {
+    method: 'POST', headers: { 'X-XSRFToken': xsrf, 'content-type': 'application/json' }, body: '{}',
+  });
+  if (created.status !== 201) return 'kernel: HTTP ' + created.status;
+  const { id } = await created.json();
+  const socket = new WebSocket('ws://' + location.host + base + '/api/kernels/' + id + '/channels');
+  const msgId = crypto.randomUUID();
+  return new Promise((resolve) => {
+    let printed = '';
+    socket.onerror = () => resolve('the WebSocket failed');
+    socket.onopen = () => socket.send(JSON.stringify({
+      header: { msg_id: msgId, username: '', session: crypto.randomUUID(), msg_type: 'execute_request', version: '5.3' },
+      parent_header: {}, metadata: {}, channel: 'shell', buffers: [],
+      content: { code, silent: false, store_history: false, user_expressions: {}, allow_stdin: false },
+    }));
+    socket.onmessage = (event) => {
+      const message = JSON.parse(event.data);
+      if (message.parent_header.msg_id !== msgId) return;
+      if (message.msg_type === 'stream') printed += message.content.text;
+      if (message.msg_type === 'status' && message.content.execution_state === 'idle') {
+        socket.close();
+        resolve(printed);
+      }
+    };
+  });
+}`;
+
+/** Opens `url` in a new browser context and signs in on the identity provider's page as `account`. */
+async function signedIn(
+  browser: Browser,
+  url: string,
+  account: string,
+): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto(url);
+  expect(new URL(page.url()).origin).toBe(identity().provider.issuer);
+  await page.getByRole('button', { name: new RegExp(`\\(${account}\\)`) }).click();
+  await page.waitForURL((at) => at.href === url);
+  return { context, page };
+}
+
+/** The status line of a WebSocket upgrade sent with `headers` (the socket is then closed). */
+function upgradeStatus(path: string, headers: Record<string, string>): Promise<string> {
+  const { hostname, port } = new URL(api().gateway.restUrl);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => {
+      const lines = Object.entries({
+        host: `${hostname}:${port}`,
+        connection: 'Upgrade',
+        upgrade: 'websocket',
+        'sec-websocket-version': '13',
+        'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+        ...headers,
+      }).map(([name, value]) => `${name}: ${value}`);
+      socket.write(`GET ${path} HTTP/1.1\r\n${lines.join('\r\n')}\r\n\r\n`);
+    });
+    socket.setEncoding('utf8');
+    socket.once('data', (chunk: string) => {
+      resolve(chunk.split('\r\n')[0] ?? '');
+      socket.destroy();
+    });
+    socket.on('error', reject);
+  });
+}
+
 describe('the engine access proxy on the real node', () => {
   afterEach(async () => {
     for (const collection of ['notebookEngines', 'h2oEngines']) {
@@ -315,6 +387,92 @@ describe('the engine access proxy on the real node', () => {
     });
   }, 600_000);
 
+  test('in Chromium: sign in at the address, run a cell over the WebSocket; a session opens no more than its user may, from no other site', async () => {
+    const SHARED = '/workspaces/lab/notebookEngines/shared';
+    const PRIVATE = '/workspaces/lab/notebookEngines/private';
+    const created = await asUser('POST', `/v1/${W}/notebookEngines?notebookEngineId=shared`, {
+      profile: 'workspaces/global/notebookEngineProfiles/real',
+      notebookImage: 'workspaces/global/notebookEngineImages/real',
+      shared: true,
+    });
+    expect(created.status).toBe(200);
+    await reachesState(
+      api(),
+      { namespace: NAMESPACE, plural: 'notebookengines', name: 'lab.shared' },
+      'STATE_RUNNING',
+      240_000,
+    );
+    await answers(`${SHARED}/api/status`);
+    const uri = String((await asUser('GET', `/v1/${W}/notebookEngines/shared:access`)).json['uri']);
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM_PATH,
+      headless: true,
+      args: [...QUIET_CHROMIUM_FLAGS],
+    });
+    try {
+      // The address `:access` gives opens JupyterLab once its user has signed in.
+      const user = await signedIn(browser, `${uri}lab`, 'user');
+      expect(await user.page.locator('#jupyter-config-data').count()).toBe(1);
+      expect(await user.page.evaluate(`(${CELL_IN_PAGE})(${JSON.stringify([SHARED, 'print(6 * 7)'])})`)).toBe(
+        '42\n',
+      );
+      const session = (await user.context.cookies()).find((c) => c.name === SESSION_COOKIE)?.value ?? '';
+      expect(session).not.toBe('');
+
+      // Another user of the workspace opens the shared notebook, not the one that is not shared.
+      const other = await signedIn(browser, `${api().gateway.restUrl}${SHARED}/api/status`, 'other');
+      expect(JSON.parse(await other.page.locator('body').innerText())).toHaveProperty('started');
+      const otherSession = (await other.context.cookies()).find((c) => c.name === SESSION_COOKIE)?.value;
+      expect(
+        (
+          await asUser('POST', `/v1/${W}/notebookEngines?notebookEngineId=private`, {
+            profile: 'workspaces/global/notebookEngineProfiles/echo',
+            notebookImage: 'workspaces/global/notebookEngineImages/real',
+          })
+        ).status,
+      ).toBe(200);
+      const stolen = await fetch(`${api().gateway.restUrl}${PRIVATE}/`, {
+        headers: { cookie: `${SESSION_COOKIE}=${otherSession ?? ''}` },
+      });
+      expect(stolen.status).toBe(404);
+
+      // A session is ambient: another site's page may not use it for a WebSocket or a change.
+      const cookie = `${SESSION_COOKIE}=${session}`;
+      const channels = `${SHARED}/api/kernels/none/channels`;
+      expect(await upgradeStatus(channels, { cookie, origin: 'https://evil.example' })).toMatch(
+        /^HTTP\/1\.1 403 /,
+      );
+      expect(await upgradeStatus(channels, { cookie, origin: 'null' })).toMatch(/^HTTP\/1\.1 403 /);
+      const crossSite = await fetch(`${api().gateway.restUrl}${SHARED}/api/kernels`, {
+        method: 'POST',
+        headers: { cookie, origin: 'https://evil.example', 'content-type': 'application/json' },
+        body: '{}',
+      });
+      expect(crossSite.status).toBe(403);
+      expect(((await crossSite.json()) as { details: { reason: string }[] }).details[0]?.reason).toBe(
+        'CROSS_SITE_REQUEST',
+      );
+      // From the platform's own page the same upgrade reaches Jupyter (which knows no such kernel).
+      expect(
+        await upgradeStatus(channels, { cookie, origin: new URL(api().gateway.restUrl).origin }),
+      ).toMatch(/^HTTP\/1\.1 404 /);
+
+      // A paused notebook shows its state in the browser.
+      expect((await asUser('POST', `/v1/${W}/notebookEngines/shared:pause`)).status).toBe(200);
+      await reachesState(
+        api(),
+        { namespace: NAMESPACE, plural: 'notebookengines', name: 'lab.shared' },
+        'STATE_PAUSED',
+        120_000,
+      );
+      const paused = await user.page.goto(`${uri}lab`);
+      expect(paused?.status()).toBe(400);
+      expect(await user.page.title()).toBe('Engine PAUSED');
+    } finally {
+      await browser.close();
+    }
+  }, 600_000);
+
   test('an engine gets our forwarding headers, the Host, the path as sent, and never the token', async () => {
     await createNotebook('echo', 'echo');
     await answers(`${ECHO}/`);
@@ -325,7 +483,7 @@ describe('the engine access proxy on the real node', () => {
         'x-forwarded-proto': 'https',
         forwarded: 'for=6.6.6.6',
         'x-real-ip': '6.6.6.6',
-        cookie: 'kept=1',
+        cookie: 'kept=1; aiem_session=not-for-engines',
       },
     });
     expect(r.status).toBe(200);

@@ -24,6 +24,18 @@ export function useRealNodeProduct(
     authorizer,
     operator: true,
     cluster: { realNode: true, nodes: { cpuNodes: 1, gpuNodes: 0, gpusPerNode: 0 } },
+    // Browsers sign in at the file's identity provider.
+    login: () => {
+      const { provider } = identity();
+      return {
+        issuer: provider.issuer,
+        clientId: provider.browserClientId,
+        scopes: provider.browserScopes,
+        allowRedirect: (uri) => {
+          provider.allowRedirect(uri);
+        },
+      };
+    },
   });
   beforeAll(async () => {
     const images = api().cluster.realNode?.images ?? [];

@@ -21,7 +21,9 @@ import { ActivityRecorder } from './activity.ts';
 import { reachEngine, type ReachedEngine } from './engine-access.ts';
 import { parseEnginePath, type AccessCollection, type EnginePath } from './engine-path.ts';
 import { EngineTargets, type Target } from './engine-targets.ts';
+import { sameOrigin, type BrowserLoginOptions } from './browser-login.ts';
 import { forwardHeaders } from './forward-headers.ts';
+import { cookieOf, SESSION_COOKIE, type Sessions } from './session.ts';
 import {
   errorAnswer,
   noAddressError,
@@ -46,6 +48,24 @@ export interface AccessOptions {
   activityIntervalMs?: number;
   /** How often an open WebSocket's access is checked again; 5 s when unset. */
   recheckEveryMs?: number;
+  /**
+   * Browser sign-in (`/auth/login`) at the platform's identity provider, ending in a session
+   * cookie that engine addresses accept besides bearer tokens; bearer tokens only when unset.
+   * Needs `publicUrl`.
+   */
+  login?: Omit<BrowserLoginOptions, 'authenticate' | 'publicUrl'>;
+}
+
+/** The proxy's options as the gateway passes them. */
+export interface ProxyOptions extends AccessOptions {
+  authenticate: Authenticate;
+  /** Browser sessions as credentials, and where a browser without one signs in. */
+  browser?: {
+    sessions: Sessions;
+    loginUrl(target: string): string;
+    /** The platform's origin: the only one whose pages may use a session for changes and WebSockets. */
+    origin: string;
+  };
 }
 
 /** The proxy as the gateway mounts it. */
@@ -67,6 +87,9 @@ type Decision =
   | { kind: 'forward'; engine: ReachedEngine; path: EnginePath; caller: Caller; target: Target };
 
 const RECHECK_MS = 5_000;
+
+/** Methods that change nothing (RFC 9110 §9.2.1): the only ones another site may cause with a session. */
+const SAFE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 function callHeaders(req: IncomingMessage): CallHeaders {
   const headers: Record<string, string> = {};
@@ -107,8 +130,17 @@ function writeRawAnswer(socket: Duplex, answer: Answer): void {
   socket.end(`${head}\r\n\r\n${answer.body}`);
 }
 
+/** A browser's way to a sign-in that returns to where it was going. */
+function signInFirst(location: string): Answer {
+  return {
+    status: 302,
+    headers: { location, 'cache-control': 'no-store', 'content-type': 'text/html; charset=utf-8' },
+    body: '',
+  };
+}
+
 /** The proxy over the gateway's caches and authorizer. */
-export function accessProxy(options: AccessOptions & { authenticate: Authenticate }): AccessProxy {
+export function accessProxy(options: ProxyOptions): AccessProxy {
   const { store, authorizer, authenticate } = options;
   const targets = new EngineTargets({ kubeConfig: store.kubeConfig, namespace: store.namespace, log });
   const activity = new ActivityRecorder({
@@ -134,20 +166,52 @@ export function accessProxy(options: AccessOptions & { authenticate: Authenticat
     });
   });
 
+  /**
+   * Who is calling: a bearer token when the request has one (programs), else a browser session.
+   * A session is ambient (the browser sends it whoever made the page), so a WebSocket or a
+   * state-changing request with one must come from this platform's own pages.
+   */
+  async function identify(req: IncomingMessage, websocket: boolean): Promise<Caller> {
+    const headers = callHeaders(req);
+    const session = cookieOf(headers['cookie'], SESSION_COOKIE);
+    const { browser } = options;
+    if (headers['authorization'] !== undefined || browser === undefined || session === undefined)
+      return authenticate(headers);
+    const caller = await browser.sessions.caller(session);
+    if ((websocket || !SAFE_METHODS.has(req.method ?? '')) && !sameOrigin(req.headers, browser.origin))
+      throw new ApiError(
+        Code.PERMISSION_DENIED,
+        websocket
+          ? "WebSockets to engines are accepted from this platform's pages only"
+          : "Changes through an engine's address are accepted from this platform's pages only",
+        { reason: 'CROSS_SITE_REQUEST' },
+      );
+    return caller;
+  }
+
   async function decide(req: IncomingMessage, websocket: boolean): Promise<Decision> {
     const verdict = parseEnginePath(req.url ?? '');
     if (verdict.kind === 'other') return { kind: 'other' };
     const html = !websocket && wantsHtml(req.headers.accept);
     try {
       // Who is calling comes first: an unauthenticated client learns nothing of paths or engines.
-      const caller = await authenticate(callHeaders(req));
+      const caller = await identify(req, websocket);
       if (verdict.kind === 'refused') throw invalidArgument('path', verdict.problem);
       if (websocket) checkUpgrade(req);
       const engine = await reachEngine({ store, authorizer }, caller, verdict.engine);
       return where({ engine, path: verdict.engine, caller }, html);
     } catch (error: unknown) {
-      return answer(ApiError.from(error), { html });
+      return refusal(ApiError.from(error), req, html);
     }
+  }
+
+  /** The answer to a request refused before it reached an engine. */
+  function refusal(failure: ApiError, req: IncomingMessage, html: boolean): Decision {
+    // A browser opening an engine signs in first, and comes back to the page it asked for.
+    const { browser } = options;
+    if (failure.code === Code.UNAUTHENTICATED && html && req.method === 'GET' && browser !== undefined)
+      return { kind: 'answer', answer: signInFirst(browser.loginUrl(req.url ?? '/')) };
+    return answer(failure, { html });
   }
 
   /** Where a request the caller may make goes: to a ready address of a running engine, or an answer. */

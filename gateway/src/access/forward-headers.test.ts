@@ -80,6 +80,12 @@ describe('forwardHeaders()', () => {
     );
   });
 
+  test("keeps the engine's cookies and drops the caller's session", () => {
+    const out = forwardHeaders({ cookie: '_xsrf=abc; aiem_session=secret' }, facts);
+    expect(out.cookie).toBe('_xsrf=abc');
+    expect(forwardHeaders({ cookie: 'aiem_session=secret' }, facts).cookie).toBeUndefined();
+  });
+
   test('keeps the product token from engines unless their kind verifies it', () => {
     const incoming = { host: 'h', authorization: 'Bearer t' };
     expect(forwardHeaders(incoming, facts)['authorization']).toBeUndefined();

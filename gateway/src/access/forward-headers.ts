@@ -5,6 +5,7 @@
  * proxy writes: a client cannot make an engine believe it comes from elsewhere.
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import { engineCookies } from './session.ts';
 
 /** Headers of one connection (RFC 9110 §7.6.1), plus the non-standard ones proxies honour. */
 const HOP_BY_HOP: ReadonlySet<string> = new Set([
@@ -77,6 +78,10 @@ export function forwardHeaders(incoming: IncomingHttpHeaders, facts: ForwardingF
   const out: IncomingHttpHeaders = {};
   for (const [name, value] of Object.entries(incoming))
     if (value !== undefined && kept(name)) out[name] = value;
+  // The engine keeps its own cookies; the caller's session is the product's alone.
+  const cookies = engineCookies(incoming.cookie);
+  if (cookies === undefined) delete out.cookie;
+  else out.cookie = cookies;
   if (facts.websocket) {
     out['connection'] = 'Upgrade';
     out['upgrade'] = 'websocket';
