@@ -57,6 +57,7 @@ function serve(port: number): Server {
 
 // Read before anything starts: a malformed setting stops the process with the reason.
 const engineNetworkPeers = networkPeers(process.env['AIEM_ENGINE_NETWORK_PEERS']);
+const publishedPortPeers = networkPeers(process.env['AIEM_SANDBOX_PORTS_PEERS'], 'AIEM_SANDBOX_PORTS_PEERS');
 const server = serve(Number(env('AIEM_OPERATOR_PORT', '8081')));
 const elector = new LeaderElector({
   kubeConfig,
@@ -98,6 +99,7 @@ state.operator = await startOperator({
     sandboxRuntimeClassName: process.env['AIEM_SANDBOX_RUNTIME_CLASS'] || undefined,
     daiLicenseSecret: process.env['AIEM_DAI_LICENSE_SECRET'] || undefined,
     engineNetworkPeers,
+    publishedPortPeers,
   },
   log,
   mayAct: () => leadership.mayAct(),

@@ -7,6 +7,7 @@ import { X509Certificate } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { jest } from '@jest/globals';
+import type { V1LabelSelector, V1NetworkPolicyPeer } from '@kubernetes/client-node';
 import { load } from 'js-yaml';
 import { networkPeers } from '../../operator/src/desired/network-peers.ts';
 import { VERSION } from '../helpers/image.ts';
@@ -116,6 +117,41 @@ const envOf = (c: Container): Record<string, string | undefined> =>
 const kinds = (objects: Rendered[]): string[] => objects.map((o) => `${o.kind}/${o.metadata?.name ?? ''}`).sort();
 const keys = (permissions: Permission[]): string[] => [...new Set(permissions.map(permissionKey))].sort();
 
+/**
+ * Whether some peer admits a pod with these labels in this namespace to a policy of the release
+ * namespace `aiem-system`, for the forms the chart renders: a pod selector alone (the policy's
+ * namespace), a namespace selector by name (labels or NotIn), or both.
+ */
+function admitsPod(peers: readonly V1NetworkPolicyPeer[], labels: Record<string, string>, namespace: string): boolean {
+  const podMatches = (selector: V1LabelSelector | undefined): boolean =>
+    Object.entries(selector?.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
+  const namespaceMatches = (selector: V1LabelSelector): boolean =>
+    Object.entries(selector.matchLabels ?? {}).every(([k, v]) => k === 'kubernetes.io/metadata.name' && v === namespace) &&
+    (selector.matchExpressions ?? []).every(
+      (e) => e.key === 'kubernetes.io/metadata.name' && e.operator === 'NotIn' && !(e.values ?? []).includes(namespace),
+    );
+  return peers.some((peer) =>
+    peer.namespaceSelector === undefined
+      ? namespace === 'aiem-system' && podMatches(peer.podSelector)
+      : namespaceMatches(peer.namespaceSelector) && podMatches(peer.podSelector),
+  );
+}
+
+/** The rendered gateway Ingress, as the assertions read it. */
+interface IngressObject {
+  metadata: { annotations: Record<string, string> };
+  spec: { rules: { http: { paths: { path: string; pathType: string }[] } }[] } & Record<string, unknown>;
+}
+
+/** The Ingress annotations values.yaml sets: ingress-nginx's settings for WebSockets and uploads. */
+const NGINX_DEFAULTS = {
+  'nginx.ingress.kubernetes.io/proxy-read-timeout': '3600',
+  'nginx.ingress.kubernetes.io/proxy-send-timeout': '3600',
+  'nginx.ingress.kubernetes.io/proxy-body-size': '0',
+  'nginx.ingress.kubernetes.io/proxy-request-buffering': 'off',
+  'nginx.ingress.kubernetes.io/proxy-buffering': 'off',
+};
+
 /** The CRDs of crds/, parsed, by name. */
 function sourceCrds(): Map<string, Rendered> {
   const crds = new Map<string, Rendered>();
@@ -163,6 +199,7 @@ describe('chart files', () => {
       ...MINIMAL_VALUES,
       imagePullSecrets: [{ name: 'registry' }],
       ingress: { enabled: true, host: 'aiem.example.com', tls: { secretName: 'aiem-tls' } },
+      sandboxes: { ports: { publicUrl: 'https://ports.example.com', ingressClassName: 'nginx' } },
       policy: { grants: [{ roles: ['admin'], workspaces: ['*'], permissions: ['actions/enginemanager/*'] }] },
       operator: { replicas: 3 },
     };
@@ -368,7 +405,7 @@ describe('default values', () => {
     expect(drain).toBeLessThan(30_000);
   });
 
-  test('engine pods run as a ServiceAccount bound to nothing, without its token, and admit the gateway and other namespaces, never the release namespace\'s other pods', () => {
+  test('engine pods run as a ServiceAccount bound to nothing, without its token, and admit the release\'s gateway pods alone to engines\' ports', () => {
     const account = find(objects, 'ServiceAccount', '-engine') as unknown as { automountServiceAccountToken: boolean };
     expect(account.automountServiceAccountToken).toBe(false);
     const bindings = objects.filter((o) => o.kind === 'RoleBinding') as unknown as { subjects: { name: string }[] }[];
@@ -380,21 +417,18 @@ describe('default values', () => {
     const podLabels = (component: string): Record<string, string> =>
       (deployment(objects, component).spec.template as unknown as { metadata: { labels: Record<string, string> } }).metadata
         .labels;
-    /** Whether some peer admits a pod with these labels in this namespace (the forms the chart renders). */
-    const admits = (labels: Record<string, string>, namespace: string): boolean =>
-      peers.some((peer) => {
-        if (peer.podSelector)
-          return namespace === 'aiem-system' && Object.entries(peer.podSelector.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
-        const expressions = peer.namespaceSelector?.matchExpressions ?? [];
-        return expressions.every((e) => e.key === 'kubernetes.io/metadata.name' && e.operator === 'NotIn' && !(e.values ?? []).includes(namespace));
-      });
-    expect(peers).toHaveLength(2);
+    // The gateway pods, by the labels of the gateway Deployment's pods, in the policy's (the release's) namespace.
+    expect(peers).toEqual([{ podSelector: { matchLabels: deployment(objects, 'gateway').spec.selector.matchLabels } }]);
+    const admits = (labels: Record<string, string>, namespace: string): boolean => admitsPod(peers, labels, namespace);
     expect(admits(podLabels('gateway'), 'aiem-system')).toBe(true);
-    // An engine's pod (a user's notebook) in the release namespace is not admitted...
+    // An engine's pod (a user's notebook) and the operator in the release namespace are not admitted...
     expect(admits({ 'engine.h2o.ai/engine-uid': 'other', 'engine.h2o.ai/engine-kind': 'NotebookEngine' }, 'aiem-system')).toBe(false);
     expect(admits(podLabels('operator'), 'aiem-system')).toBe(false);
-    // ...while an ingress controller in its own namespace is.
-    expect(admits({ 'app.kubernetes.io/name': 'ingress-nginx' }, 'ingress-nginx')).toBe(true);
+    // ...nor any pod of another namespace: an ingress controller, or a gateway of another release.
+    expect(admits({ 'app.kubernetes.io/name': 'ingress-nginx' }, 'ingress-nginx')).toBe(false);
+    expect(admits(podLabels('gateway'), 'other-release')).toBe(false);
+    // Sandbox ports are internal by default: no one else is admitted to sandboxes either.
+    expect(env['AIEM_SANDBOX_PORTS_PEERS']).toBeUndefined();
   });
 
   test('the Roles grant exactly what the code calls, in the release namespace, bound to the right ServiceAccount', () => {
@@ -490,28 +524,47 @@ describe('value sets', () => {
     expect(envOf(container(ignore, 'gateway'))['AIEM_KUBERNETES_USERNAME_PREFIX']).toBe('oidc:');
   });
 
-  test('engines: more peers (an ingress controller) are admitted; other namespaces can be left out; both isolation parts can be turned off', async () => {
-    const ingress = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } } };
-    const objects = await render({ ...MINIMAL_VALUES, engines: { networkPolicy: { allowFrom: [ingress] } } });
+  test('engines: more peers are admitted; other namespaces can be let in again; both isolation parts can be turned off', async () => {
+    const monitoring = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } };
+    const objects = await render({ ...MINIMAL_VALUES, engines: { networkPolicy: { allowFrom: [monitoring] } } });
     const peers = networkPeers(envOf(container(objects, 'operator'))['AIEM_ENGINE_NETWORK_PEERS']);
-    expect(peers?.slice(2)).toEqual([ingress]);
-    // Narrowed to the gateway and the ingress controller alone.
-    const narrow = await render({
-      ...MINIMAL_VALUES,
-      engines: { networkPolicy: { allowOtherNamespaces: false, allowFrom: [ingress] } },
-    });
-    const narrowPeers = networkPeers(envOf(container(narrow, 'operator'))['AIEM_ENGINE_NETWORK_PEERS']);
-    expect(narrowPeers?.map((p) => Object.keys(p))).toEqual([['podSelector'], ['namespaceSelector']]);
-    expect(narrowPeers?.[1]).toEqual(ingress);
+    expect(peers?.map((p) => Object.keys(p))).toEqual([['podSelector'], ['namespaceSelector']]);
+    expect(peers?.[1]).toEqual(monitoring);
+    // 1.3.0's default, on request: every other namespace, never the release's own.
+    const wide = await render({ ...MINIMAL_VALUES, engines: { networkPolicy: { allowOtherNamespaces: true } } });
+    const widePeers = networkPeers(envOf(container(wide, 'operator'))['AIEM_ENGINE_NETWORK_PEERS']) ?? [];
+    expect(admitsPod(widePeers, { 'app.kubernetes.io/name': 'ingress-nginx' }, 'ingress-nginx')).toBe(true);
+    expect(admitsPod(widePeers, { 'engine.h2o.ai/engine-uid': 'other' }, 'aiem-system')).toBe(false);
     const off = await render({
       ...MINIMAL_VALUES,
       engines: { serviceAccount: { create: false }, networkPolicy: { enabled: false } },
+      sandboxes: { ports: { publicUrl: 'https://ports.example.com' } },
     });
-    expect(Object.keys(envOf(container(off, 'operator'))).filter((k) => k.startsWith('AIEM_ENGINE_'))).toEqual([]);
+    const offEnv = Object.keys(envOf(container(off, 'operator')));
+    expect(offEnv.filter((k) => k.startsWith('AIEM_ENGINE_') || k === 'AIEM_SANDBOX_PORTS_PEERS')).toEqual([]);
     expect(kinds(off)).not.toContain('ServiceAccount/aiem-ai-engine-manager-engine');
   });
 
-  test('an Ingress with TLS routes the REST port, and its https host becomes the public URL', async () => {
+  test('public sandbox ports: sandboxes alone also admit the ingress controller, every other namespace unless named', async () => {
+    const ports = { publicUrl: 'https://ports.example.com' };
+    const objects = await render({ ...MINIMAL_VALUES, sandboxes: { ports } });
+    const env = envOf(container(objects, 'operator'));
+    // Engines' ports still admit the gateway alone.
+    expect(networkPeers(env['AIEM_ENGINE_NETWORK_PEERS'])).toHaveLength(1);
+    const sandboxPeers = networkPeers(env['AIEM_SANDBOX_PORTS_PEERS'], 'AIEM_SANDBOX_PORTS_PEERS') ?? [];
+    expect(admitsPod(sandboxPeers, { 'app.kubernetes.io/name': 'ingress-nginx' }, 'ingress-nginx')).toBe(true);
+    expect(admitsPod(sandboxPeers, { 'engine.h2o.ai/engine-uid': 'other' }, 'aiem-system')).toBe(false);
+    // Named: exactly that controller.
+    const controller = {
+      namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } },
+      podSelector: { matchLabels: { 'app.kubernetes.io/name': 'ingress-nginx' } },
+    };
+    const named = await render({ ...MINIMAL_VALUES, sandboxes: { ports: { ...ports, allowFrom: [controller] } } });
+    const namedEnv = envOf(container(named, 'operator'));
+    expect(networkPeers(namedEnv['AIEM_SANDBOX_PORTS_PEERS'], 'AIEM_SANDBOX_PORTS_PEERS')).toEqual([controller]);
+  });
+
+  test('an Ingress with TLS routes the API, engines\' addresses and the sign-in to the REST port, and its https host becomes the public URL', async () => {
     const objects = await render({
       ...MINIMAL_VALUES,
       ingress: {
@@ -522,11 +575,10 @@ describe('value sets', () => {
         tls: { secretName: 'aiem-tls' },
       },
     });
-    const ingress = find(objects, 'Ingress', '-gateway') as unknown as {
-      metadata: { annotations: Record<string, string> };
-      spec: Record<string, unknown>;
-    };
-    expect(ingress.metadata.annotations).toEqual({ 'cert-manager.io/cluster-issuer': 'letsencrypt' });
+    const ingress = find(objects, 'Ingress', '-gateway') as unknown as IngressObject;
+    // Yours beside the defaults: WebSockets idle up to an hour, uploads of any size, streamed.
+    expect(ingress.metadata.annotations).toEqual({ ...NGINX_DEFAULTS, 'cert-manager.io/cluster-issuer': 'letsencrypt' });
+    const backend = { service: { name: 'aiem-ai-engine-manager-gateway', port: { name: 'http' } } };
     expect(ingress.spec).toEqual({
       ingressClassName: 'nginx',
       tls: [{ hosts: ['aiem.example.com'], secretName: 'aiem-tls' }],
@@ -535,11 +587,9 @@ describe('value sets', () => {
           host: 'aiem.example.com',
           http: {
             paths: [
-              {
-                path: '/',
-                pathType: 'Prefix',
-                backend: { service: { name: 'aiem-ai-engine-manager-gateway', port: { name: 'http' } } },
-              },
+              { path: '/', pathType: 'Prefix', backend },
+              { path: '/workspaces', pathType: 'Prefix', backend },
+              { path: '/auth', pathType: 'Prefix', backend },
             ],
           },
         },
@@ -547,6 +597,29 @@ describe('value sets', () => {
     });
     for (const component of ['gateway', 'operator'])
       expect(envOf(container(objects, component))['AIEM_PUBLIC_URL']).toBe('https://aiem.example.com');
+  });
+
+  test('an Ingress narrowed to the API still routes engines\' addresses and the sign-in; a default annotation can be dropped', async () => {
+    const objects = await render({
+      ...MINIMAL_VALUES,
+      ingress: {
+        enabled: true,
+        host: 'platform.example.com',
+        path: '/v1',
+        annotations: { 'nginx.ingress.kubernetes.io/proxy-body-size': null },
+      },
+    });
+    const ingress = find(objects, 'Ingress', '-gateway') as unknown as IngressObject;
+    const paths = ingress.spec.rules.flatMap((rule) => rule.http.paths.map((p) => [p.path, p.pathType]));
+    expect(paths).toEqual([
+      ['/v1', 'Prefix'],
+      ['/workspaces', 'Prefix'],
+      ['/auth', 'Prefix'],
+    ]);
+    expect(ingress.metadata.annotations).not.toHaveProperty('nginx.ingress.kubernetes.io/proxy-body-size');
+    expect(ingress.metadata.annotations['nginx.ingress.kubernetes.io/proxy-read-timeout']).toBe('3600');
+    // Without TLS at the Ingress the public URL is http; engines' addresses start with it.
+    expect(envOf(container(objects, 'operator'))['AIEM_PUBLIC_URL']).toBe('http://platform.example.com');
   });
 
   test('replicas, image, pull secrets, OIDC claims, algorithms and an explicit public URL reach the pods', async () => {
@@ -661,6 +734,11 @@ describe('bad values fail with a message naming the value', () => {
       'an engine peer with an ipBlock beside a selector',
       { ...MINIMAL_VALUES, engines: { networkPolicy: { allowFrom: [{ ipBlock: { cidr: '10.0.0.0/8' }, podSelector: {} }] } } },
       /at '\/engines\/networkPolicy\/allowFrom\/0'/,
+    ],
+    [
+      'a sandbox ports peer with an unknown field',
+      { ...MINIMAL_VALUES, sandboxes: { ports: { allowFrom: [{ nodeSelector: {} }] } } },
+      /at '\/sandboxes\/ports\/allowFrom\/0': additional properties 'nodeSelector' not allowed/,
     ],
     ['negative replicas', { ...MINIMAL_VALUES, gateway: { replicas: -1 } }, /at '\/gateway\/replicas': minimum: got -1, want 0/],
     ['replicas as text', { ...MINIMAL_VALUES, operator: { replicas: 'two' } }, /at '\/operator\/replicas': got string, want integer/],

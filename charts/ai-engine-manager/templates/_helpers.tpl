@@ -213,19 +213,39 @@ The ServiceAccount engine pods run as: no permissions, no token mounted.
 {{- end }}
 
 {{/*
-Who may connect to engine pods (besides the engine's own pods), as JSON NetworkPolicy peers: the
-release's gateway pods; with allowOtherNamespaces, pods of every other namespace (the ingress
-controller's) but none of the release namespace, where every user's engines run; then
-engines.networkPolicy.allowFrom.
+Who may connect to engines' ports (besides the engine's own pods), as JSON NetworkPolicy peers:
+the release's gateway pods, whose engine access proxy serves every engine's address; with
+allowOtherNamespaces, pods of every other namespace but none of the release namespace; then
+engines.networkPolicy.allowFrom. Engines run in the release namespace (the operator's
+AIEM_NAMESPACE), as the gateway does, so the gateway's pod selector needs no namespace selector:
+a policy's pod selector selects pods of its own namespace.
 */}}
 {{- define "ai-engine-manager.engineNetworkPeers" -}}
 {{- $gateway := dict "podSelector" (dict "matchLabels" (include "ai-engine-manager.selectorLabels" (dict "root" . "component" "gateway") | fromYaml)) }}
 {{- $peers := list $gateway }}
 {{- if .Values.engines.networkPolicy.allowOtherNamespaces }}
-{{- $elsewhere := dict "key" "kubernetes.io/metadata.name" "operator" "NotIn" "values" (list .Release.Namespace) }}
-{{- $peers = append $peers (dict "namespaceSelector" (dict "matchExpressions" (list $elsewhere))) }}
+{{- $peers = append $peers (include "ai-engine-manager.otherNamespacesPeer" . | fromJson) }}
 {{- end }}
 {{- concat $peers .Values.engines.networkPolicy.allowFrom | toJson }}
+{{- end }}
+
+{{/* Pods of every namespace but the release's, where every user's engines run: a JSON peer. */}}
+{{- define "ai-engine-manager.otherNamespacesPeer" -}}
+{{- $elsewhere := dict "key" "kubernetes.io/metadata.name" "operator" "NotIn" "values" (list .Release.Namespace) }}
+{{- dict "namespaceSelector" (dict "matchExpressions" (list $elsewhere)) | toJson }}
+{{- end }}
+
+{{/*
+Who else may connect to sandbox pods, whose public ports an ingress controller serves (an Ingress
+per port, routed straight to the pod), as JSON NetworkPolicy peers: sandboxes.ports.allowFrom, or
+pods of every other namespace (wherever the controller runs) when it is empty.
+*/}}
+{{- define "ai-engine-manager.sandboxPortsPeers" -}}
+{{- if .Values.sandboxes.ports.allowFrom }}
+{{- .Values.sandboxes.ports.allowFrom | toJson }}
+{{- else }}
+{{- list (include "ai-engine-manager.otherNamespacesPeer" . | fromJson) | toJson }}
+{{- end }}
 {{- end }}
 
 {{/*

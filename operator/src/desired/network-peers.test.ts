@@ -24,6 +24,13 @@ describe('networkPeers()', () => {
     ]);
   });
 
+  test('messages name the setting read', () => {
+    expect(() => networkPeers('[{}]', 'AIEM_SANDBOX_PORTS_PEERS')).toThrow(
+      /^AIEM_SANDBOX_PORTS_PEERS\[0\] must be a non-empty object/,
+    );
+    expect(() => networkPeers('{}', 'AIEM_SANDBOX_PORTS_PEERS')).toThrow(/^AIEM_SANDBOX_PORTS_PEERS must be/);
+  });
+
   test('unset or empty means no NetworkPolicies', () => {
     expect(networkPeers(undefined)).toBeUndefined();
     expect(networkPeers(' ')).toBeUndefined();

@@ -1,5 +1,6 @@
 /**
- * The peers admitted to engines' ports (AIEM_ENGINE_NETWORK_PEERS): a JSON array of Kubernetes
+ * The peers admitted to engines' ports (AIEM_ENGINE_NETWORK_PEERS), and to the pods of engines
+ * whose ports users publish (AIEM_SANDBOX_PORTS_PEERS): JSON arrays of Kubernetes
  * NetworkPolicyPeer objects, as the chart renders them, read into client-node's model (which names
  * `ipBlock.except` `_except`). Everything the apiserver would refuse is refused here, so a
  * malformed setting stops the operator at start with the reason, rather than failing every
@@ -62,8 +63,7 @@ function ipBlock(value: unknown, where: string): V1IPBlock {
   return { cidr: value['cidr'], ...(except === undefined ? {} : { _except: except }) };
 }
 
-function peer(value: unknown, index: number): V1NetworkPolicyPeer {
-  const where = `AIEM_ENGINE_NETWORK_PEERS[${index}]`;
+function peer(value: unknown, where: string): V1NetworkPolicyPeer {
   if (!isObject(value) || Object.keys(value).length === 0)
     throw new Error(`${where} must be a non-empty object`);
   // Kubernetes refuses an ipBlock beside a selector.
@@ -80,16 +80,21 @@ function peer(value: unknown, index: number): V1NetworkPolicyPeer {
   return result;
 }
 
-/** The peers of the setting's text; undefined when it is unset (no NetworkPolicies then). */
-export function networkPeers(text: string | undefined): V1NetworkPolicyPeer[] | undefined {
+/**
+ * The peers of a setting's text; undefined when it is unset (for AIEM_ENGINE_NETWORK_PEERS: no
+ * NetworkPolicies then). `setting` names the variable in the messages.
+ */
+export function networkPeers(
+  text: string | undefined,
+  setting = 'AIEM_ENGINE_NETWORK_PEERS',
+): V1NetworkPolicyPeer[] | undefined {
   if (text === undefined || text.trim() === '') return undefined;
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error: unknown) {
-    throw new Error(`AIEM_ENGINE_NETWORK_PEERS is not JSON: ${String(error)}`, { cause: error });
+    throw new Error(`${setting} is not JSON: ${String(error)}`, { cause: error });
   }
-  if (!Array.isArray(value))
-    throw new Error('AIEM_ENGINE_NETWORK_PEERS must be a JSON array of NetworkPolicy peers');
-  return value.map(peer);
+  if (!Array.isArray(value)) throw new Error(`${setting} must be a JSON array of NetworkPolicy peers`);
+  return value.map((item: unknown, index) => peer(item, `${setting}[${index}]`));
 }

@@ -314,6 +314,43 @@ describe('desiredObjects()', () => {
   });
 });
 
+describe('engine NetworkPolicies', () => {
+  const gateway = { podSelector: { matchLabels: { 'app.kubernetes.io/component': 'gateway' } } };
+  const ingressController = {
+    namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } },
+  };
+  const isolated = { ...settings, engineNetworkPeers: [gateway], publishedPortPeers: [ingressController] };
+  const own = { podSelector: { matchLabels: { 'engine.h2o.ai/engine-uid': 'uid-1' } } };
+
+  test('without peers configured there is no policy', () => {
+    expect(desiredObjects(notebookEngineKind, notebook(), settings).networkPolicy).toBeUndefined();
+  });
+
+  test.each([
+    ['DAI', daiEngineKind, dai(), 12345],
+    ['H2O', h2oEngineKind, h2o, 54321],
+    ['notebook', notebookEngineKind, notebook(), 8888],
+  ])(
+    '%s engines admit their own pods on every port and the gateway on the engine’s port, never the published ports’ peers',
+    (_name, kind, resource, port) => {
+      const policy = desiredObjects(kind, resource, isolated).networkPolicy;
+      expect(policy?.spec).toEqual({
+        podSelector: own.podSelector,
+        policyTypes: ['Ingress'],
+        ingress: [{ _from: [own] }, { _from: [gateway], ports: [{ port, protocol: 'TCP' }] }],
+      });
+    },
+  );
+
+  test('sandboxes, whose ports users publish, also admit the ingress controller, on any port', () => {
+    const policy = desiredObjects(sandboxEngineKind, sandbox(), isolated).networkPolicy;
+    expect(policy?.spec?.ingress).toEqual([{ _from: [own] }, { _from: [gateway, ingressController] }]);
+    // Without the gateway's peers set there is no policy at all, whatever else is set.
+    const { engineNetworkPeers: _unset, ...open } = isolated;
+    expect(desiredObjects(sandboxEngineKind, sandbox(), open).networkPolicy).toBeUndefined();
+  });
+});
+
 describe('H2O engines in H2O-3’s Kubernetes mode', () => {
   test('every node gets exactly the clustering environment H2O-3 reads, and the engine’s path', () => {
     const { statefulSet, service } = desiredObjects(h2oEngineKind, h2o, settings);

@@ -400,7 +400,7 @@ export function desiredObjects(kind: EngineKind, engine: EngineResource, setting
   };
   const client = clientService(kind, engine, meta);
   const networkPolicy =
-    settings.engineNetworkPeers && enginePolicy(kind, engine, meta, settings.engineNetworkPeers);
+    settings.engineNetworkPeers && enginePolicy(kind, engine, meta, admittedPeers(kind, settings));
   return {
     statefulSet,
     service,
@@ -408,6 +408,15 @@ export function desiredObjects(kind: EngineKind, engine: EngineResource, setting
     ...whenSet('configMap', configMap),
     ...whenSet('networkPolicy', networkPolicy),
   };
+}
+
+/**
+ * The peers admitted to the engine's port: the configured ones (the gateway), and for kinds whose
+ * ports users publish, whoever serves those (the ingress controller) — never to other kinds.
+ */
+function admittedPeers(kind: EngineKind, settings: Settings): V1NetworkPolicyPeer[] {
+  const published = kind.publishesPorts === true ? (settings.publishedPortPeers ?? []) : [];
+  return [...(settings.engineNetworkPeers ?? []), ...published];
 }
 
 /**

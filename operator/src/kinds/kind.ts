@@ -51,10 +51,17 @@ export interface Settings {
    */
   engineServiceAccount?: string | undefined;
   /**
-   * Who may connect to an engine's port besides the engine's own pods (the gateway, the ingress
-   * controller): each engine then gets a NetworkPolicy admitting only them. Unset: no policy.
+   * Who may connect to an engine's port besides the engine's own pods (the gateway, whose access
+   * proxy serves engines' addresses): each engine then gets a NetworkPolicy admitting only them.
+   * Unset: no policy.
    */
   engineNetworkPeers?: V1NetworkPolicyPeer[] | undefined;
+  /**
+   * Who else may connect to the pods of kinds whose ports users publish outside the cluster
+   * (sandboxes: the ingress controller serving their public ports' Ingresses), with
+   * `engineNetworkPeers` set. Other kinds never admit them.
+   */
+  publishedPortPeers?: V1NetworkPolicyPeer[] | undefined;
   /** The RuntimeClass sandbox pods run under unless their template's pod template names one. */
   sandboxRuntimeClassName?: string | undefined;
   /** The Secret holding the Driverless AI license (key `license.sig`); DAI engines mount it when it exists. */
@@ -82,6 +89,12 @@ export interface EngineKind {
    * which expose ports on request) are ready once their container runs.
    */
   port?: number;
+  /**
+   * Whether users publish the engine's ports outside the cluster, reached through an ingress
+   * controller rather than the gateway (sandboxes' public ports): its NetworkPolicy then also
+   * admits `settings.publishedPortPeers`.
+   */
+  publishesPorts?: boolean;
   /**
    * How the kubelet tells that a pod serves, when not by its port accepting connections (H2O:
    * its leader's answer on the clustering API).

@@ -131,6 +131,8 @@ export const sandboxEngineKind: EngineKind = {
   },
   // Sandboxes are used through the API (processes, files, ports), not at an address of their own.
   urls: () => ({}),
+  // Public ports: an Ingress per port routes to the pod (gateway/src/sandbox/port-service.ts).
+  publishesPorts: true,
   sizing: (engine) => {
     const info = template(engine);
     return {
