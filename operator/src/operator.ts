@@ -14,6 +14,7 @@ import { sandboxEngineKind } from './kinds/sandbox-engine.ts';
 import { KubeClient } from './kube/client.ts';
 import { ClusterView } from './kube/cluster-view.ts';
 import { EngineReconciler } from './reconcile/reconciler.ts';
+import { httpActivityProber } from './activity/prober.ts';
 import { startController, type Controller } from './runtime/controller.ts';
 import { controllerMetrics } from './runtime/metrics.ts';
 
@@ -74,11 +75,13 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     ...(options.mayAct ? { mayAct: options.mayAct } : {}),
   });
   const controllers = new Map<string, Controller>();
+  // Engines at their idle limit are asked whether they worked without traffic (kinds with a probe).
+  const probeActivity = httpActivityProber({ log });
   const view = new ClusterView({ kubeConfig, namespace, log, kinds: ENGINE_KINDS }, (kind, name) =>
     controllers.get(kind)?.enqueue(name),
   );
   for (const kind of ENGINE_KINDS) {
-    const reconciler = new EngineReconciler({ kube, view, kind, settings: options.settings });
+    const reconciler = new EngineReconciler({ kube, view, kind, settings: options.settings, probeActivity });
     controllers.set(
       kind.kind,
       startController({

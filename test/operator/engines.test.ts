@@ -515,6 +515,42 @@ describe('the operator', () => {
     expect(engine['daiEngine']).toMatchObject({ state: 'STATE_PAUSED', currentIdleDuration: '0s' });
   });
 
+  test('pauses a notebook and terminates an H2O engine left idle when their activity probes get no answer (simulated pods), on time', async () => {
+    await rest('POST', '/v1/workspaces/op/notebookEngines?notebookEngineId=idle', {
+      profile: 'workspaces/global/notebookEngineProfiles/standard',
+      notebookImage: 'workspaces/global/notebookEngineImages/jupyter',
+      maxIdleDuration: '4s',
+    });
+    await rest('POST', '/v1/workspaces/op/h2oEngines?h2oEngineId=idle', {
+      profile: 'workspaces/global/h2oEngineProfiles/standard',
+      h2oEngineVersion: 'workspaces/global/h2oEngineVersions/3.46.0.1',
+      maxIdleDuration: '4s',
+    });
+    // At the deadline each is asked, at its pod's address, whether it worked without traffic; a
+    // simulated pod's address answers nothing an engine would, so the probe fails and the engine
+    // is stopped as idle, within moments of its deadline (the probe waits at most a second for a
+    // connection).
+    for (const [plural, state] of [
+      ['notebookengines', 'STATE_PAUSED'],
+      ['h2oengines', 'STATE_TERMINATED'],
+    ] as const) {
+      const stopped = (await reaches(plural, 'op.idle', state, 30_000)) as Engine & {
+        metadata: { annotations?: Record<string, string> };
+        status: { runningSince?: string };
+      };
+      const condition = stopped.status.conditions?.find((c) => c.type === 'Stopped') as
+        { reason: string; lastTransitionTime: string } | undefined;
+      expect(condition?.reason).toBe('MaxIdleDurationExceeded');
+      // Nothing recorded activity: no probe answered.
+      expect(stopped.metadata.annotations?.['engine.h2o.ai/last-activity-time']).toBeUndefined();
+      // Wanted stopped once idle for its limit after it became RUNNING, plus the failed probe.
+      const idleFor =
+        Date.parse(condition?.lastTransitionTime ?? '') - Date.parse(stopped.status.runningSince ?? '');
+      expect(idleFor).toBeGreaterThanOrEqual(4000);
+      expect(idleFor).toBeLessThan(7000);
+    }
+  });
+
   test('terminates an H2O engine that runs past its maximum running duration', async () => {
     await rest('POST', '/v1/workspaces/op/h2oEngines?h2oEngineId=limited', {
       profile: 'workspaces/global/h2oEngineProfiles/standard',

@@ -70,4 +70,8 @@ export const daiEngineKind: EngineKind = {
     return typeof name === 'string' && name !== '' ? name : undefined;
   },
   reportsDiskUsage: (engine) => compareVersions(versionOf(engine), DISK_REPORT_SINCE) >= 0,
+  // No activity probe: Driverless AI's image is proprietary and documents no call that tells
+  // whether an experiment runs, and none can be tried here. Its idle time rests on the activity
+  // it reports itself (client requests, logins, experiment events, uploads) and on requests
+  // through its address, both in the last-activity annotation.
 };

@@ -7,6 +7,7 @@
  * volume; terminate is final.
  */
 import { RESOURCE_KINDS } from '../../../shared/resources.ts';
+import { h2oActivityProbe } from '../activity/h2o-jobs.ts';
 import { unprivilegedEngine } from './engine-user.ts';
 import { enginePath, engineUrl, profileText, specText, specNumber, type EngineKind } from './kind.ts';
 
@@ -65,4 +66,7 @@ export const h2oEngineKind: EngineKind = {
     const url = engineUrl(h2oEngineKind, engine, settings);
     return { apiUrl: url, loginUrl: url };
   },
+  // A job training (or one that ended since the idle time began) keeps the cloud running; asked
+  // of the leader on the API port, which is the port above.
+  activityProbe: h2oActivityProbe,
 };

@@ -14,6 +14,7 @@ import type {
   V1Volume,
 } from '@kubernetes/client-node';
 import { ID_LABEL, WORKSPACE_LABEL } from '../../../shared/resources.ts';
+import type { ActivityProbe } from '../activity/activity-probe.ts';
 
 /** An engine custom resource as the operator reads it. */
 export interface EngineResource {
@@ -150,6 +151,12 @@ export interface EngineKind {
   storageClass?(engine: EngineResource): string | undefined;
   /** Whether the engine reports its disk usage (DAI 1.10.6 and later). */
   reportsDiskUsage?(engine: EngineResource): boolean;
+  /**
+   * How to ask a running engine, once its idle time reaches its limit, whether it worked without
+   * traffic through its address (a kernel busy, a job training); served on `port` under the
+   * engine's path. Kinds without one idle by their activity annotations alone.
+   */
+  activityProbe?: ActivityProbe;
 }
 
 /** What the environment of an engine's container may depend on besides the engine itself. */

@@ -7,6 +7,7 @@
  */
 import type { V1EnvVar } from '@kubernetes/client-node';
 import { RESOURCE_KINDS } from '../../../shared/resources.ts';
+import { jupyterActivityProbe } from '../activity/jupyter.ts';
 import { unprivilegedEngine } from './engine-user.ts';
 import { enginePath, profileText, statusObject, type EngineKind, type EngineResource } from './kind.ts';
 
@@ -50,4 +51,6 @@ export const notebookEngineKind: EngineKind = {
     const name = engine.status?.['storageClassName'];
     return typeof name === 'string' && name !== '' ? name : undefined;
   },
+  // A kernel running a cell, or used since the idle time began, keeps the notebook running.
+  activityProbe: jupyterActivityProbe,
 };

@@ -8,10 +8,18 @@
  * 3. grow data volumes that are smaller than wanted;
  * 4. observe the pods; replace failed pods after a resume;
  * 5. stop the engine when a duration limit is exceeded (by writing its intent, as a user would);
+ *    at the idle limit, first ask the engine whether it worked without traffic (its kind's
+ *    activity probe), and record the activity it shows instead of stopping it;
  * 6. write the status through the status subresource, only the fields that changed.
  */
 import type { KubernetesObject, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
-import { GROUP, ID_LABEL, STOP_REASON_ANNOTATION, WORKSPACE_LABEL } from '../../../shared/resources.ts';
+import {
+  GROUP,
+  ID_LABEL,
+  LAST_ACTIVITY_ANNOTATION,
+  STOP_REASON_ANNOTATION,
+  WORKSPACE_LABEL,
+} from '../../../shared/resources.ts';
 import {
   clientServiceName,
   dataClaimName,
@@ -37,7 +45,9 @@ import type { ClusterView, OwnedCopy } from '../kube/cluster-view.ts';
 import { digestOf, upToDate, withDigest } from '../desired/digest.ts';
 import type { ReconcileResult } from '../runtime/controller.ts';
 import { ADMITTED, mergeConditions, REASONS, type Condition } from './conditions.ts';
-import { changedFields, planStatus } from './status.ts';
+import { changedFields, planStatus, type StatusInput, type StatusPlan } from './status.ts';
+import { recentActivity } from '../activity/activity-probe.ts';
+import type { ActivityProber } from '../activity/prober.ts';
 import { parseStorageQuantity } from '../../../shared/quantity.ts';
 
 export const FINALIZER = `${GROUP}/cleanup`;
@@ -54,6 +64,11 @@ export interface ReconcilerDeps {
   kind: EngineKind;
   settings: Settings;
   now?: () => Date;
+  /**
+   * Asks an engine whose kind has an activity probe, at its idle limit, when it was last active;
+   * without one, engines idle by their activity annotations alone.
+   */
+  probeActivity?: ActivityProber;
 }
 
 const uidOf = (engine: EngineResource): string => engine.metadata.uid ?? '';
@@ -242,7 +257,7 @@ export class EngineReconciler {
   }
 
   private async report(
-    engine: EngineResource,
+    read: EngineResource,
     pods: readonly V1Pod[],
     extra: {
       storageResizing: boolean;
@@ -251,7 +266,15 @@ export class EngineReconciler {
     },
   ): Promise<ReconcileResult | undefined> {
     const { kind, kube, view } = this.deps;
-    const plan = planStatus({ kind, engine, pods, now: this.now(), settings: this.deps.settings, ...extra });
+    const input: StatusInput = {
+      kind,
+      engine: read,
+      pods,
+      now: this.now(),
+      settings: this.deps.settings,
+      ...extra,
+    };
+    const { plan, engine } = await this.probedPlan(input, planStatus(input));
     if (plan.autoStop !== undefined) {
       // Stop as a user would: record the intent; the next reconcile moves the state.
       await this.patchEngine(engine, {
@@ -270,6 +293,35 @@ export class EngineReconciler {
     if (Object.keys(changed).length > 0)
       view.wroteEngine(kind, await kube.patchEngineStatus(kind.plural, engine.metadata.name, changed), true);
     return plan.requeueAfterMs === undefined ? undefined : { requeueAfterMs: plan.requeueAfterMs };
+  }
+
+  /**
+   * The plan, once the engine has been asked whether it was active when the idle limit asks to
+   * stop it: activity it shows within the limit is recorded as its latest (the annotation the
+   * access proxy writes), with the resourceVersion the decision was made on, and the plan is made
+   * again from it — the next deadline is then a full limit after that activity. A probe that
+   * fails (the engine does not answer, or not as it should) leaves the plan as it was: the engine
+   * is stopped as idle.
+   */
+  private async probedPlan(
+    input: StatusInput,
+    plan: StatusPlan,
+  ): Promise<{ plan: StatusPlan; engine: EngineResource }> {
+    const { kind, probeActivity } = this.deps;
+    const probe = kind.activityProbe;
+    const { engine, pods, settings, now } = input;
+    if (plan.autoStop !== 'maxIdleDuration' || plan.idle === undefined) return { plan, engine };
+    if (probe === undefined || probeActivity === undefined) return { plan, engine };
+    const outcome = await probeActivity({ kind, probe, engine, pods, settings, now });
+    const found = 'found' in outcome ? recentActivity(outcome.found, { ...plan.idle, now }) : undefined;
+    if (found === undefined) return { plan, engine };
+    const recorded = await this.patchEngine(engine, {
+      metadata: {
+        resourceVersion: engine.metadata.resourceVersion,
+        annotations: { [LAST_ACTIVITY_ANNOTATION]: found.toISOString() },
+      },
+    });
+    return { plan: planStatus({ ...input, engine: recorded }), engine: recorded };
   }
 
   /** Deletes the engine's StatefulSet (its pods go with it), Services, ConfigMap and NetworkPolicy, where present. */

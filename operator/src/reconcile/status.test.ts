@@ -80,6 +80,25 @@ describe('planStatus()', () => {
     expect(soon.requeueAfterMs).toBe(5000);
   });
 
+  test('says since when an engine past its idle limit counts as idle, and its limit: what a probe is weighed against', () => {
+    expect(plan(dai({ maxIdleDuration: '1800s' }, { status: running })).idle).toEqual({
+      since: new Date('2026-01-01T00:00:00Z'),
+      limitMs: 1_800_000,
+    });
+    const activity = { 'engine.h2o.ai/last-activity-time': '2026-01-01T00:20:00Z' };
+    expect(plan(dai({ maxIdleDuration: '1800s' }, { annotations: activity, status: running })).idle).toEqual({
+      since: new Date('2026-01-01T00:20:00Z'),
+      limitMs: 1_800_000,
+    });
+    // Activity recorded before this run began (an earlier run's) does not move the idle start.
+    const before = { 'engine.h2o.ai/last-activity-time': '2025-12-31T23:00:00Z' };
+    expect(
+      plan(dai({ maxIdleDuration: '1800s' }, { annotations: before, status: running })).idle?.since,
+    ).toEqual(new Date('2026-01-01T00:00:00Z'));
+    // Stopped for running too long, not for idleness: nothing to probe.
+    expect(plan(dai({ maxRunningDuration: '60s' }, { status: running })).idle).toBeUndefined();
+  });
+
   test('counts running time from when the run became RUNNING, and looks again at the deadline', () => {
     const resumed = { resumeTime: '2026-01-01T00:20:00Z', runningSince: '2026-01-01T00:30:00Z' };
     const { autoStop, requeueAfterMs } = plan(dai({ maxRunningDuration: '3000s' }, { status: resumed }));

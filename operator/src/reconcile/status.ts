@@ -37,6 +37,11 @@ export interface StatusPlan {
   status: Record<string, unknown>;
   /** A limit that asks to stop the running engine now. */
   autoStop?: 'maxIdleDuration' | 'maxRunningDuration';
+  /**
+   * When the idle limit asks to stop the engine: since when it counts as idle, and its limit —
+   * what an activity probe's answer is weighed against.
+   */
+  idle?: { since: Date; limitMs: number };
   requeueAfterMs?: number;
 }
 
@@ -78,6 +83,7 @@ interface Timing {
    */
   fields: Record<string, string | null>;
   autoStop?: StatusPlan['autoStop'];
+  idle?: StatusPlan['idle'];
   requeueAfterMs?: number;
 }
 
@@ -110,6 +116,11 @@ function clockOf(input: StatusInput, state: string, since: Date | undefined): Re
   });
 }
 
+/** When the engine's idle time began: its latest activity, or when its run became RUNNING if later. */
+function idleSince({ startedAt, lastActivityAt }: NonNullable<ReturnType<typeof engineClock>>): Date {
+  return lastActivityAt !== undefined && lastActivityAt > startedAt ? lastActivityAt : startedAt;
+}
+
 /** Whether a duration limit asks to stop the engine now, and when the next one falls due. */
 function timing(input: StatusInput, state: string): Timing {
   const { engine } = input;
@@ -118,16 +129,18 @@ function timing(input: StatusInput, state: string): Timing {
   const clock = clockOf(input, state, since);
   if (clock === undefined) return { fields };
   const sizing = sizingOf(input.kind, engine);
+  const maxIdleMs = durationMs(sizing.maxIdleDuration) ?? 0;
   const report = durations({
     now: input.now,
     ...clock,
-    maxIdleMs: durationMs(sizing.maxIdleDuration) ?? 0,
+    maxIdleMs,
     maxRunningMs: durationMs(sizing.maxRunningDuration) ?? 0,
   });
   const stop = state === 'STATE_RUNNING' ? report.exceeded : undefined;
   return {
     fields,
     ...(stop !== undefined ? { autoStop: stop } : {}),
+    ...(stop === 'maxIdleDuration' ? { idle: { since: idleSince(clock), limitMs: maxIdleMs } } : {}),
     ...(report.nextDeadlineMs !== undefined ? { requeueAfterMs: report.nextDeadlineMs } : {}),
   };
 }
@@ -234,7 +247,7 @@ function conditions(input: StatusInput, seen: ObservedState): Condition[] {
 export function planStatus(input: StatusInput): StatusPlan {
   const { kind, engine } = input;
   const seen = observed(input);
-  const { fields, autoStop, requeueAfterMs } = timing(input, seen.state);
+  const { fields, autoStop, idle, requeueAfterMs } = timing(input, seen.state);
   const status: Record<string, unknown> = {
     state: seen.state,
     reconciling: seen.reconciling,
@@ -252,6 +265,7 @@ export function planStatus(input: StatusInput): StatusPlan {
   return {
     status,
     ...(autoStop !== undefined ? { autoStop } : {}),
+    ...(idle !== undefined ? { idle } : {}),
     ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}),
   };
 }

@@ -1,0 +1,215 @@
+/**
+ * Activity probes on the real node: a notebook whose kernel runs a cell longer than the engine's
+ * idle limit, with no request through the engine's address all the while, stays RUNNING past the
+ * limit — at each idle deadline the operator asks Jupyter, finds the kernel busy, and records the
+ * activity — and is paused once the kernel has been idle for the limit after the cell ended.
+ *
+ * The test plays a user's work without traffic by talking to Jupyter at the pod's address (this
+ * host reaches the node's pod network), never through the gateway, whose access proxy would
+ * record its own activity.
+ */
+import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { waitFor } from '../cluster/wait.ts';
+import type { RestResponse } from '../helpers/api-server.ts';
+import { ownedBy, reaches as reachesState, type EngineObject } from '../operator/fixtures.ts';
+import { useRealNodeProduct } from './real-product.ts';
+
+const NAMESPACE = 'activity';
+const W = 'workspaces/lab';
+const ID = 'busy';
+const OBJECT = `lab.${ID}`;
+/** Short, so that the deadlines come quickly; long enough for a kernel to start within it. */
+const IDLE_LIMIT_MS = 20_000;
+/** Longer than the idle limit by far: without the probes the engine would be paused mid-cell. */
+const CELL_MS = 60_000;
+const LAST_ACTIVITY = 'engine.h2o.ai/last-activity-time';
+
+const { identity, api } = useRealNodeProduct(NAMESPACE, [
+  { id: 'user', name: 'Una User', roles: ['data-scientist'] },
+]);
+
+async function asUser(method: string, path: string, body?: unknown): Promise<RestResponse> {
+  return api().rest(method, path, body, { Authorization: `Bearer ${await identity().token('user')}` });
+}
+
+type Engine = EngineObject & {
+  metadata?: { annotations?: Record<string, string>; uid?: string };
+  status?: { runningSince?: string };
+};
+
+async function engineObject(): Promise<Engine> {
+  return (await api().cluster.kubeConfig.makeApiClient(CustomObjectsApi).getNamespacedCustomObject({
+    group: 'engine.h2o.ai',
+    version: 'v1',
+    namespace: NAMESPACE,
+    plural: 'notebookengines',
+    name: OBJECT,
+  })) as Engine;
+}
+
+/** Where Jupyter serves in the engine's pod: its pod address, under the engine's path. */
+async function jupyterAt(uid: string): Promise<string> {
+  const core = api().cluster.kubeConfig.makeApiClient(CoreV1Api);
+  const pods = await core.listNamespacedPod({ namespace: NAMESPACE, labelSelector: ownedBy(uid) });
+  const ip = pods.items.find((p) => p.metadata?.deletionTimestamp === undefined)?.status?.podIP;
+  if (ip === undefined) throw new Error('The notebook pod has no address');
+  return `http://${ip}:8888/${W}/notebookEngines/${ID}`;
+}
+
+interface KernelMessage {
+  msg_type: string;
+  parent_header: { msg_id?: string };
+  content: { execution_state?: string };
+}
+
+/** A cell sent to a kernel over its WebSocket: when it started running, and when it ended. */
+interface Cell {
+  started: Promise<Date>;
+  ended: Promise<Date>;
+  /** Whether the kernel has finished the cell. */
+  done(): boolean;
+  close(): void;
+}
+
+/** Runs `code` in the kernel over its WebSocket at `jupyter` (the pod's address). */
+function runCell(jupyter: string, kernelId: string, code: string): Cell {
+  const socket = new WebSocket(`${jupyter.replace(/^http/, 'ws')}/api/kernels/${kernelId}/channels`);
+  const msgId = `cell-${Date.now()}`;
+  let finished = false;
+  let onStart: (at: Date) => void = () => undefined;
+  let onEnd: (at: Date) => void = () => undefined;
+  let onFail: (error: Error) => void = () => undefined;
+  const started = new Promise<Date>((resolve) => (onStart = resolve));
+  const ended = new Promise<Date>((resolve, reject) => {
+    onEnd = resolve;
+    onFail = reject;
+  });
+  // A socket that fails after the test stopped waiting is no failure of its own.
+  ended.catch(() => undefined);
+  socket.onerror = () => {
+    onFail(new Error('The kernel WebSocket failed'));
+  };
+  socket.onopen = () => {
+    socket.send(
+      JSON.stringify({
+        header: {
+          msg_id: msgId,
+          username: 'test',
+          session: 'test',
+          msg_type: 'execute_request',
+          version: '5.3',
+        },
+        parent_header: {},
+        metadata: {},
+        content: { code, silent: false, store_history: false, user_expressions: {}, allow_stdin: false },
+        channel: 'shell',
+        buffers: [],
+      }),
+    );
+  };
+  socket.onmessage = (event: MessageEvent) => {
+    const message = JSON.parse(String(event.data)) as KernelMessage;
+    if (message.parent_header.msg_id !== msgId || message.msg_type !== 'status') return;
+    if (message.content.execution_state === 'busy') onStart(new Date());
+    if (message.content.execution_state === 'idle') {
+      finished = true;
+      onEnd(new Date());
+    }
+  };
+  return {
+    started,
+    ended,
+    done: () => finished,
+    close: () => {
+      socket.close();
+    },
+  };
+}
+
+describe('activity probes on the real node', () => {
+  afterAll(async () => {
+    const list = await asUser('GET', `/v1/${W}/notebookEngines`);
+    for (const engine of (list.json['notebookEngines'] ?? []) as { name: string }[])
+      await asUser('DELETE', `/v1/${engine.name}`);
+    await waitFor(
+      async () => {
+        const core = api().cluster.kubeConfig.makeApiClient(CoreV1Api);
+        return (await core.listNamespacedPod({ namespace: NAMESPACE })).items.length === 0 ? true : undefined;
+      },
+      { what: 'every engine pod to be gone', timeoutMs: 120_000 },
+    );
+  }, 180_000);
+
+  test('a notebook whose kernel runs a cell longer than its idle limit stays RUNNING, and pauses once idle after it', async () => {
+    const created = await asUser('POST', `/v1/${W}/notebookEngines?notebookEngineId=${ID}`, {
+      profile: 'workspaces/global/notebookEngineProfiles/real',
+      notebookImage: 'workspaces/global/notebookEngineImages/real',
+      maxIdleDuration: `${IDLE_LIMIT_MS / 1000}s`,
+    });
+    expect(created.status).toBe(200);
+    const uid = (created.json['notebookEngine'] as { uid: string }).uid;
+    await reachesState(
+      api(),
+      { namespace: NAMESPACE, plural: 'notebookengines', name: OBJECT },
+      'STATE_RUNNING',
+      240_000,
+    );
+
+    // A kernel, started and given a long cell at the pod's own address: Jupyter's XSRF cookie
+    // from its page, then the kernel's WebSocket.
+    const jupyter = await jupyterAt(uid);
+    const page = await waitFor(
+      async () => {
+        const r = await fetch(`${jupyter}/lab`);
+        return r.status === 200 ? r : undefined;
+      },
+      { what: 'JupyterLab to answer at the pod’s address', timeoutMs: 60_000 },
+    );
+    const xsrf = /_xsrf=([^;]+)/.exec(page.headers.get('set-cookie') ?? '')?.[1] ?? '';
+    const kernel = await fetch(`${jupyter}/api/kernels`, {
+      method: 'POST',
+      headers: { cookie: `_xsrf=${xsrf}`, 'x-xsrftoken': xsrf, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(kernel.status).toBe(201);
+    const { id: kernelId } = (await kernel.json()) as { id: string };
+    const cell = runCell(jupyter, kernelId, `import time; time.sleep(${CELL_MS / 1000})`);
+    try {
+      const cellStarted = await cell.started;
+
+      // Nothing reaches the engine's address, and Jupyter's own last activity stays at the cell's
+      // start while it runs: only a probe that found the kernel busy can record activity a whole
+      // idle limit after it. The engine is still RUNNING then, the cell still running.
+      const kept = await waitFor(
+        async () => {
+          const engine = await engineObject();
+          const at = Date.parse(engine.metadata?.annotations?.[LAST_ACTIVITY] ?? '');
+          return at >= cellStarted.getTime() + IDLE_LIMIT_MS ? engine : undefined;
+        },
+        { what: 'a probe to find the kernel busy past the idle limit', timeoutMs: CELL_MS, intervalMs: 500 },
+      );
+      expect(kept.status?.state).toBe('STATE_RUNNING');
+      expect(cell.done()).toBe(false);
+
+      // Once the cell ends the kernel is idle: the engine is paused a full idle limit after that
+      // (the probe records the kernel's last activity, the end of the cell, and finds nothing newer
+      // at the next deadline).
+      const cellEnded = await cell.ended;
+      const paused = await reachesState(
+        api(),
+        { namespace: NAMESPACE, plural: 'notebookengines', name: OBJECT },
+        'STATE_PAUSED',
+        3 * IDLE_LIMIT_MS + 60_000,
+      );
+      const stopped = paused.status?.conditions?.find((c) => c.type === 'Stopped') as
+        { reason: string; lastTransitionTime: string } | undefined;
+      expect(stopped?.reason).toBe('MaxIdleDurationExceeded');
+      const recorded = Date.parse(paused.metadata?.annotations?.[LAST_ACTIVITY] ?? '');
+      // Jupyter's clock is this machine's: the kernel's last activity is the cell's end.
+      expect(Math.abs(recorded - cellEnded.getTime())).toBeLessThan(2000);
+      expect(Date.parse(stopped?.lastTransitionTime ?? '') - recorded).toBeGreaterThanOrEqual(IDLE_LIMIT_MS);
+    } finally {
+      cell.close();
+    }
+  }, 600_000);
+});
