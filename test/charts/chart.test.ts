@@ -196,7 +196,7 @@ describe('chart files', () => {
 
   test('helm lint --strict passes with the minimal values and with every optional part on', async () => {
     const everything = {
-      ...MINIMAL_VALUES,
+      oidc: { ...MINIMAL_VALUES.oidc, browser: { clientId: 'aiem-browser' } },
       imagePullSecrets: [{ name: 'registry' }],
       ingress: { enabled: true, host: 'aiem.example.com', tls: { secretName: 'aiem-tls' } },
       sandboxes: { ports: { publicUrl: 'https://ports.example.com', ingressClassName: 'nginx' } },
@@ -666,6 +666,41 @@ describe('value sets', () => {
       AIEM_LEASE_RENEW_DEADLINE_MS: '20000',
       AIEM_LEASE_RETRY_PERIOD_MS: '4000',
     });
+  });
+
+  test('browser sign-in: the client, scopes and session length reach the gateway; sessions are signed with a key of a Secret the chart makes, or one named', async () => {
+    const browser = { clientId: 'aiem-browser', scopes: 'openid profile email', sessionSeconds: 3600 };
+    const objects = await render({ ...MINIMAL_VALUES, oidc: { ...MINIMAL_VALUES.oidc, browser } });
+    const gateway = container(objects, 'gateway');
+    expect(envOf(gateway)).toMatchObject({
+      AIEM_BROWSER_CLIENT_ID: 'aiem-browser',
+      AIEM_BROWSER_SCOPES: 'openid profile email',
+      AIEM_SESSION_TTL_SECONDS: '3600',
+    });
+    const key = gateway.env.find((e) => e.name === 'AIEM_SESSION_KEY');
+    expect(key?.valueFrom).toEqual({ secretKeyRef: { name: 'aiem-ai-engine-manager-session', key: 'session-key' } });
+    // The key: base64 of 32 random bytes, as the gateway requires (a new one at each render).
+    const secret = find(objects, 'Secret', '-session') as Rendered & { data: Record<string, string> };
+    const value = Buffer.from(secret.data['session-key'] ?? '', 'base64').toString();
+    expect(Buffer.from(value, 'base64').byteLength).toBe(32);
+    expect(envOf(gateway)['AIEM_BROWSER_CLIENT_SECRET']).toBeUndefined();
+
+    const named = await render({
+      ...MINIMAL_VALUES,
+      oidc: { ...MINIMAL_VALUES.oidc, browser: { clientId: 'aiem-browser', clientSecretName: 'idp', sessionKeySecretName: 'sessions' } },
+    });
+    expect(kinds(named)).not.toContain('Secret/aiem-ai-engine-manager-session');
+    const env = container(named, 'gateway').env;
+    expect(env.find((e) => e.name === 'AIEM_SESSION_KEY')?.valueFrom).toEqual({
+      secretKeyRef: { name: 'sessions', key: 'session-key' },
+    });
+    expect(env.find((e) => e.name === 'AIEM_BROWSER_CLIENT_SECRET')?.valueFrom).toEqual({
+      secretKeyRef: { name: 'idp', key: 'client-secret' },
+    });
+    // Off by default: no sign-in settings, no key.
+    const plain = await render(MINIMAL_VALUES);
+    expect(kinds(plain)).not.toContain('Secret/aiem-ai-engine-manager-session');
+    expect(Object.keys(envOf(container(plain, 'gateway'))).filter((n) => /BROWSER|SESSION/.test(n))).toEqual([]);
   });
 
   test('policy grants replace the default policy with a policy the gateway accepts; an existing ConfigMap replaces both', async () => {

@@ -265,3 +265,8 @@ goes), Kubernetes' own components, and admission.exemptUsers.
 {{- range $users }}{{ $quoted = append $quoted (printf "'%s'" (replace "'" "\\'" .)) }}{{ end }}
 {{- printf "[%s]" (join ", " $quoted) }}
 {{- end }}
+
+{{/* The Secret whose `session-key` signs browser sessions: the one named, or the chart's own. */}}
+{{- define "ai-engine-manager.sessionKeySecret" -}}
+{{- .Values.oidc.browser.sessionKeySecretName | default (printf "%s-session" (include "ai-engine-manager.fullname" .)) -}}
+{{- end }}
