@@ -405,7 +405,7 @@ describe('default values', () => {
     expect(drain).toBeLessThan(30_000);
   });
 
-  test('engine pods run as a ServiceAccount bound to nothing, without its token, and admit the release\'s gateway pods alone to engines\' ports', () => {
+  test('engine pods run as a ServiceAccount bound to nothing, without its token, and admit the release\'s gateway and operator pods alone to engines\' ports', () => {
     const account = find(objects, 'ServiceAccount', '-engine') as unknown as { automountServiceAccountToken: boolean };
     expect(account.automountServiceAccountToken).toBe(false);
     const bindings = objects.filter((o) => o.kind === 'RoleBinding') as unknown as { subjects: { name: string }[] }[];
@@ -417,13 +417,16 @@ describe('default values', () => {
     const podLabels = (component: string): Record<string, string> =>
       (deployment(objects, component).spec.template as unknown as { metadata: { labels: Record<string, string> } }).metadata
         .labels;
-    // The gateway pods, by the labels of the gateway Deployment's pods, in the policy's (the release's) namespace.
-    expect(peers).toEqual([{ podSelector: { matchLabels: deployment(objects, 'gateway').spec.selector.matchLabels } }]);
+    // The gateway pods (the access proxy) and the operator's (its activity probes at the idle limit),
+    // by the labels of their Deployments' pods, in the policy's (the release's) namespace.
+    expect(peers).toEqual(
+      ['gateway', 'operator'].map((c) => ({ podSelector: { matchLabels: deployment(objects, c).spec.selector.matchLabels } })),
+    );
     const admits = (labels: Record<string, string>, namespace: string): boolean => admitsPod(peers, labels, namespace);
     expect(admits(podLabels('gateway'), 'aiem-system')).toBe(true);
-    // An engine's pod (a user's notebook) and the operator in the release namespace are not admitted...
+    expect(admits(podLabels('operator'), 'aiem-system')).toBe(true);
+    // An engine's pod (a user's notebook) in the release namespace is not admitted...
     expect(admits({ 'engine.h2o.ai/engine-uid': 'other', 'engine.h2o.ai/engine-kind': 'NotebookEngine' }, 'aiem-system')).toBe(false);
-    expect(admits(podLabels('operator'), 'aiem-system')).toBe(false);
     // ...nor any pod of another namespace: an ingress controller, or a gateway of another release.
     expect(admits({ 'app.kubernetes.io/name': 'ingress-nginx' }, 'ingress-nginx')).toBe(false);
     expect(admits(podLabels('gateway'), 'other-release')).toBe(false);
@@ -528,8 +531,8 @@ describe('value sets', () => {
     const monitoring = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } };
     const objects = await render({ ...MINIMAL_VALUES, engines: { networkPolicy: { allowFrom: [monitoring] } } });
     const peers = networkPeers(envOf(container(objects, 'operator'))['AIEM_ENGINE_NETWORK_PEERS']);
-    expect(peers?.map((p) => Object.keys(p))).toEqual([['podSelector'], ['namespaceSelector']]);
-    expect(peers?.[1]).toEqual(monitoring);
+    expect(peers?.map((p) => Object.keys(p))).toEqual([['podSelector'], ['podSelector'], ['namespaceSelector']]);
+    expect(peers?.[2]).toEqual(monitoring);
     // 1.3.0's default, on request: every other namespace, never the release's own.
     const wide = await render({ ...MINIMAL_VALUES, engines: { networkPolicy: { allowOtherNamespaces: true } } });
     const widePeers = networkPeers(envOf(container(wide, 'operator'))['AIEM_ENGINE_NETWORK_PEERS']) ?? [];
@@ -549,8 +552,8 @@ describe('value sets', () => {
     const ports = { publicUrl: 'https://ports.example.com' };
     const objects = await render({ ...MINIMAL_VALUES, sandboxes: { ports } });
     const env = envOf(container(objects, 'operator'));
-    // Engines' ports still admit the gateway alone.
-    expect(networkPeers(env['AIEM_ENGINE_NETWORK_PEERS'])).toHaveLength(1);
+    // Engines' ports still admit the gateway and the operator alone.
+    expect(networkPeers(env['AIEM_ENGINE_NETWORK_PEERS'])).toHaveLength(2);
     const sandboxPeers = networkPeers(env['AIEM_SANDBOX_PORTS_PEERS'], 'AIEM_SANDBOX_PORTS_PEERS') ?? [];
     expect(admitsPod(sandboxPeers, { 'app.kubernetes.io/name': 'ingress-nginx' }, 'ingress-nginx')).toBe(true);
     expect(admitsPod(sandboxPeers, { 'engine.h2o.ai/engine-uid': 'other' }, 'aiem-system')).toBe(false);

@@ -1,18 +1,24 @@
 /**
  * The chart's default engine isolation, enforced on the real node: the peers the chart renders
- * for the operator (its gateway pods alone, and with public sandbox ports, pods of other
- * namespaces for sandboxes only), made into engines' NetworkPolicies by the operator's own code,
- * admit the gateway to an engine's port and nothing else — not another engine, not the operator,
- * not a pod of another namespace such as an ingress controller — while a sandbox still admits
- * that controller, which serves its public ports.
+ * for the operator (its gateway and operator pods alone, and with public sandbox ports, pods of
+ * other namespaces for sandboxes only), made into engines' NetworkPolicies by the operator's own
+ * code, admit the gateway (the access proxy) and the operator (its activity probes) to an engine's
+ * port and nothing else — not another engine, not a pod of another namespace such as an ingress
+ * controller — while a sandbox still admits that controller, which serves its public ports.
  */
-import { CoreV1Api, NetworkingV1Api, type V1NetworkPolicy, type V1Pod } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  NetworkingV1Api,
+  type V1Deployment,
+  type V1NetworkPolicy,
+  type V1Pod,
+} from '@kubernetes/client-node';
 import { networkPeers } from '../../operator/src/desired/network-peers.ts';
 import { desiredObjects } from '../../operator/src/desired/workload.ts';
 import type { EngineKind, EngineResource, Settings } from '../../operator/src/kinds/kind.ts';
 import { notebookEngineKind } from '../../operator/src/kinds/notebook-engine.ts';
 import { sandboxEngineKind } from '../../operator/src/kinds/sandbox-engine.ts';
-import { find, MINIMAL_VALUES, render, type Rendered } from '../charts/helm.ts';
+import { find, MINIMAL_VALUES, render } from '../charts/helm.ts';
 import { REAL_NODE } from '../cluster/real-node.ts';
 import { waitFor } from '../cluster/wait.ts';
 import { useCluster } from '../helpers/use-cluster.ts';
@@ -27,14 +33,6 @@ const SANDBOX_PORT = 8000;
 
 const cluster = useCluster({ realNode: true, nodes: { cpuNodes: 1, gpuNodes: 0, gpusPerNode: 0 } });
 
-interface PodTemplate {
-  spec: { template: { metadata: { labels: Record<string, string> } } };
-}
-interface EnvVar {
-  name: string;
-  value?: string;
-}
-
 /** The chart's operator environment and its components' pod labels, for the release namespace. */
 async function chart(): Promise<{
   env: Record<string, string | undefined>;
@@ -42,15 +40,13 @@ async function chart(): Promise<{
 }> {
   const values = { ...MINIMAL_VALUES, sandboxes: { ports: { publicUrl: 'https://ports.example.com' } } };
   const objects = await render(values, { release: 'aiem', namespace: NAMESPACE });
-  const deployment = (component: string): Rendered => find(objects, 'Deployment', `-${component}`);
-  const operator = deployment('operator') as unknown as PodTemplate & {
-    spec: { template: { spec: { containers: { env: EnvVar[] }[] } } };
-  };
+  // The rendered manifests read as the Kubernetes objects they are.
+  const deployment = (component: string): V1Deployment => find(objects, 'Deployment', `-${component}`);
   const env = Object.fromEntries(
-    (operator.spec.template.spec.containers[0]?.env ?? []).map((e) => [e.name, e.value]),
+    (deployment('operator').spec?.template.spec?.containers[0]?.env ?? []).map((e) => [e.name, e.value]),
   );
   const labels = (component: string): Record<string, string> =>
-    (deployment(component) as unknown as PodTemplate).spec.template.metadata.labels;
+    deployment(component).spec?.template.metadata?.labels ?? {};
   return { env, labels };
 }
 
@@ -171,16 +167,16 @@ describe("the chart's default engine peers on the real node", () => {
     );
   }, 180_000);
 
-  test("the gateway's pods open a notebook's port and a sandbox's", async () => {
-    expect(await reaches('gateway', NAMESPACE, urls.notebook)).toBe(true);
-    expect(await reaches('gateway', NAMESPACE, urls.sandbox)).toBe(true);
+  test("the gateway's and the operator's pods open a notebook's port and a sandbox's", async () => {
+    for (const from of ['gateway', 'operator']) {
+      expect(await reaches(from, NAMESPACE, urls.notebook)).toBe(true);
+      expect(await reaches(from, NAMESPACE, urls.sandbox)).toBe(true);
+    }
   });
 
-  test('another engine and the operator, in the same namespace, open neither', async () => {
-    for (const from of ['other-engine', 'operator']) {
-      expect(await reaches(from, NAMESPACE, urls.notebook)).toBe(false);
-      expect(await reaches(from, NAMESPACE, urls.sandbox)).toBe(false);
-    }
+  test('another engine, in the same namespace, opens neither', async () => {
+    expect(await reaches('other-engine', NAMESPACE, urls.notebook)).toBe(false);
+    expect(await reaches('other-engine', NAMESPACE, urls.sandbox)).toBe(false);
   });
 
   test("a pod of another namespace (an ingress controller) is refused the notebook but opens the sandbox's public port", async () => {

@@ -222,7 +222,9 @@ a policy's pod selector selects pods of its own namespace.
 */}}
 {{- define "ai-engine-manager.engineNetworkPeers" -}}
 {{- $gateway := dict "podSelector" (dict "matchLabels" (include "ai-engine-manager.selectorLabels" (dict "root" . "component" "gateway") | fromYaml)) }}
-{{- $peers := list $gateway }}
+{{- /* The operator asks a notebook or H2O engine at its idle limit whether it is still working. */}}
+{{- $operator := dict "podSelector" (dict "matchLabels" (include "ai-engine-manager.selectorLabels" (dict "root" . "component" "operator") | fromYaml)) }}
+{{- $peers := list $gateway $operator }}
 {{- if .Values.engines.networkPolicy.allowOtherNamespaces }}
 {{- $peers = append $peers (include "ai-engine-manager.otherNamespacesPeer" . | fromJson) }}
 {{- end }}
