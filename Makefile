@@ -155,6 +155,10 @@ typecheck: node_modules/.package-lock.json $(DOCS_DEPS) ## Type-check every pack
 test: deps check-generated lint typecheck docs-test-build image engine-images ## Install what is missing, build the docs site and the images, then run every test
 	$(JEST) --ci
 
+.PHONY: test-fast
+test-fast: node_modules/.package-lock.json $(NODE) ## The unit, property and contract tests beside the sources (no cluster; about a minute)
+	$(JEST) --ci gateway/src operator/src shared
+
 .PHONY: format
 format: node_modules/.package-lock.json ## Format the sources
 	$(NODE) node_modules/prettier/bin/prettier.cjs --write .
