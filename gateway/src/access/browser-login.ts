@@ -34,7 +34,7 @@ export interface BrowserLoginOptions {
 export interface BrowserLogin {
   router: Router;
   /** The sign-in address that comes back to `target` (a request target on this platform). */
-  loginUrl(target: string): string;
+  loginUrl: (target: string) => string;
   /** The platform's origin, whose pages alone may use a session for changes and WebSockets. */
   origin: string;
 }

@@ -4,6 +4,7 @@
  */
 import type { FilterField, FilterSchema } from '../list/filter.ts';
 import { durationNanos, type Duration } from '../validation/constraints.ts';
+import { idOf } from '../../../shared/resource-name.ts';
 
 /** What every engine message offers to lists (a kind has a subset). */
 export interface ListedEngine {
@@ -44,7 +45,7 @@ const duration = (get: (e: ListedEngine) => Duration | undefined): Field => ({
     return d === undefined ? undefined : durationNanos(d);
   },
 });
-const id = (e: ListedEngine): string => e.name.slice(e.name.lastIndexOf('/') + 1);
+const id = (e: ListedEngine): string => idOf(e.name);
 
 /** Every field any engine list knows; each list picks its own. */
 function allFields(states: Record<string, number>, types: Record<string, number>): Record<string, Field> {

@@ -4,6 +4,7 @@
  * and newer than the engine's by version order. Pure.
  */
 import { compareVersions } from '../../../shared/semver.ts';
+import { idOf, workspaceOf } from '../../../shared/resource-name.ts';
 
 export interface VersionSummary {
   name: string;
@@ -12,8 +13,6 @@ export interface VersionSummary {
 
 /** Numeric segments, then an optional pre-release: what version order can compare. */
 const VERSION = /^\d+(\.\d+)*(-[0-9A-Za-z.-]+)?$/;
-const idOf = (name: string): string => name.slice(name.lastIndexOf('/') + 1);
-const workspaceOf = (name: string): string => name.split('/')[1] ?? '';
 
 export function upgradeAvailable(
   engineName: string,

@@ -60,6 +60,7 @@ import {
   type PortRecord,
 } from './ports.ts';
 import type { ReachSandbox, SandboxTarget } from './target.ts';
+import { idOf, workspaceOf } from '../../../shared/resource-name.ts';
 
 /** The gateway setting that publishes ports; public ports need it. */
 export const PORTS_URL_SETTING = 'AIEM_SANDBOX_PORTS_URL';
@@ -113,7 +114,7 @@ class PortObjects {
   /** Checks the call (permission, owner, running) and identifies the engine's ports. */
   async engine(engineName: string, context: CallContext): Promise<EngineRef> {
     const { engine, target } = await this.deps.reach(engineName, context);
-    const [, workspace = '', , engineId = ''] = engineName.split('/');
+    const [workspace, engineId] = [workspaceOf(engineName), idOf(engineName)];
     const engineObject = objectName(workspace, engineId) ?? '';
     return {
       target,

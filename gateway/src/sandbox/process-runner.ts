@@ -12,6 +12,7 @@ import { latest, MAX_STORED_OUTPUT_BYTES, OutputLog } from './output-log.ts';
 import { PodExecError, sandboxScript, type PodExec } from './pod-exec.ts';
 import type { ProcessStore } from './process-store.ts';
 import type { SandboxTarget } from './target.ts';
+import { idOf } from '../../../shared/resource-name.ts';
 
 /** Where processes' pids are kept in the sandbox (below the writable /tmp). */
 export const PID_DIR = '/tmp/.aiem-processes';
@@ -116,7 +117,7 @@ export class ProcessRunner {
    * flows) and follows it in the background until it ends.
    */
   async start(process: Process, target: SandboxTarget, now: Date): Promise<Process> {
-    const id = process.name.slice(process.name.lastIndexOf('/') + 1);
+    const id = idOf(process.name);
     await this.store.report(process.name, { state: 'STATE_RUNNING', startTime: now.toISOString() });
     const output = new OutputLog();
     const ended = this.follow(process, { id, target, output });
@@ -169,7 +170,7 @@ export class ProcessRunner {
 
   /** Sends signal `signal` to a running process; false when it left no pid. */
   async signal(name: string, signal: number, target: SandboxTarget): Promise<boolean> {
-    const id = name.slice(name.lastIndexOf('/') + 1);
+    const id = idOf(name);
     const code = await this.exec.run(target, sandboxScript(SIGNAL_SCRIPT, [id, String(signal)]));
     return code === 0;
   }

@@ -21,6 +21,7 @@ import { ProcessSweeper } from './process-sweeper.ts';
 import { recountRunning } from './running-count.ts';
 import { parseProcessName, ProcessStore, type StoredProcess } from './process-store.ts';
 import { sandboxPath } from './sandbox-path.ts';
+import { idOf, workspaceOf } from '../../../shared/resource-name.ts';
 
 const SERVICE = 'ai.h2o.engine.v1.ProcessService';
 const ACTION = 'RUN_PROCESSES';
@@ -201,8 +202,7 @@ function listHandler(processes: Processes): Handler {
     const filter = (request['filter'] as string | undefined) ?? '';
     await processes.engine(parent, context, false);
     const wanted = stateFilter(filter);
-    const [, workspace = '', , engineId = ''] = parent.split('/');
-    const all = await processes.store.list(workspace, engineId);
+    const all = await processes.store.list(workspaceOf(parent), idOf(parent));
     const matching = wanted === undefined ? all : all.filter((p) => stateName(p.state) === wanted);
     const { items, nextPageToken } = page(
       matching,

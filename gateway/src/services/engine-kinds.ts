@@ -18,6 +18,7 @@ import { upgradeAvailable, type VersionSummary } from '../engines/upgrades.ts';
 import { engineHandlers, EngineStore, type Engine } from './engine-service.ts';
 import { resolveReference } from './references.ts';
 import type { ServiceDeps } from './resource-service.ts';
+import { idOf } from '../../../shared/resource-name.ts';
 
 /** What the engine services need beyond the store and the authorizer. */
 export interface EngineServiceDeps extends ServiceDeps {
@@ -107,9 +108,8 @@ function upgradeHandler(store: EngineStore): Handler {
       field: 'new_dai_engine_version',
       engineWorkspace: workspace,
     });
-    const id = (n: unknown): string => String(n).slice(String(n).lastIndexOf('/') + 1);
-    const from = id(current.engine['daiEngineVersion']);
-    const to = id(version.message['name']);
+    const from = idOf(String(current.engine['daiEngineVersion']));
+    const to = idOf(String(version.message['name']));
     if (compareVersions(to, from) <= 0)
       throw invalidArgument(
         'new_dai_engine_version',

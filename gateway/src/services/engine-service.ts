@@ -48,6 +48,7 @@ import {
   type ServiceDeps,
   type WireNames,
 } from './resource-service.ts';
+import { idOf, parentOf } from '../../../shared/resource-name.ts';
 
 /** An engine message as the services handle it. */
 export type Engine = ListedEngine &
@@ -148,7 +149,7 @@ export class EngineStore {
    */
   workspaceOf(name: string, field = 'name'): string {
     const workspace = workspaceOf(this.kind.kind, name, field);
-    const problem = resourceIdProblem(name.slice(name.lastIndexOf('/') + 1));
+    const problem = resourceIdProblem(idOf(name));
     if (problem !== undefined) throw invalidArgument(field, `the engine id ${problem}`);
     return workspace;
   }
@@ -402,11 +403,10 @@ function createMissing(
   request: Record<string, unknown>,
   context: CallContext,
 ): Promise<object> {
-  const parts = input.name.split('/');
   return createHandler(store)(
     {
-      parent: parts.slice(0, 2).join('/'),
-      [store.names.idField]: parts[3] ?? '',
+      parent: parentOf(input.name),
+      [store.names.idField]: idOf(input.name),
       [store.names.field]: input,
       validateOnly: request['validateOnly'],
     },

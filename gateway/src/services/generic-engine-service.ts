@@ -15,6 +15,7 @@ import { compileOrdering } from '../list/ordering.ts';
 import { keysetPage } from '../list/pagination.ts';
 import type { ResourceStore } from '../store/store.ts';
 import { checkedWorkspace, type ServiceDeps } from './resource-service.ts';
+import { idOf, workspaceOf } from '../../../shared/resource-name.ts';
 
 const SERVICE = 'ai.h2o.engine.v1.EngineService';
 const SCHEMAS = engineListSchemas(Engine_State, Engine_Type);
@@ -60,8 +61,6 @@ const SOURCES: readonly Source[] = [
     versionKind: RESOURCE_KINDS.NotebookEngineImage,
   },
 ];
-
-const idOf = (name: string): string => name.slice(name.lastIndexOf('/') + 1);
 
 /** One engine of any kind as the generic Engine message. */
 function toEngine(
@@ -128,7 +127,7 @@ async function visibleEngines(
   authorizer: Authorizer,
   context: CallContext,
 ): Promise<ListedEngine[]> {
-  const workspaces = [...new Set(engines.map((e) => e.name.split('/')[1] ?? ''))];
+  const workspaces = [...new Set(engines.map((e) => workspaceOf(e.name)))];
   const administered = new Set<string>();
   await Promise.all(
     workspaces.map(async (w) => {
@@ -136,8 +135,7 @@ async function visibleEngines(
     }),
   );
   return engines.filter((e) => {
-    const workspace = e.name.split('/')[1] ?? '';
-    return engineAccess(e, context.caller, administered.has(workspace)) !== 'none';
+    return engineAccess(e, context.caller, administered.has(workspaceOf(e.name))) !== 'none';
   });
 }
 

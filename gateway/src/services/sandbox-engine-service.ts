@@ -33,6 +33,7 @@ import type { ReachSandbox, ResolveSandbox, SandboxTarget } from '../sandbox/tar
 import { objectName } from '../store/names.ts';
 import { resolveReference } from './references.ts';
 import { parentWorkspace, wireNames, workspaceOf, type ServiceDeps } from './resource-service.ts';
+import { idOf } from '../../../shared/resource-name.ts';
 
 const KIND = RESOURCE_KINDS.SandboxEngine;
 const NAMES = wireNames(KIND);
@@ -72,7 +73,7 @@ export class SandboxEngines {
   /** The workspace of a well-formed engine name; INVALID_ARGUMENT naming `field` otherwise. */
   workspaceOf(name: string, field = 'name'): string {
     const workspace = workspaceOf(KIND, name, field);
-    const problem = resourceIdProblem(name.slice(name.lastIndexOf('/') + 1));
+    const problem = resourceIdProblem(idOf(name));
     if (problem !== undefined) throw invalidArgument(field, `the engine id ${problem}`);
     return workspace;
   }
@@ -115,7 +116,7 @@ export class SandboxEngines {
         `The sandbox engine "${name}" is not running (it is ${state}); in-engine calls need a running engine`,
         { reason: 'ENGINE_NOT_RUNNING' },
       );
-    const object = objectName(workspace, name.slice(name.lastIndexOf('/') + 1)) ?? '';
+    const object = objectName(workspace, idOf(name)) ?? '';
     const target = {
       namespace: this.deps.store.namespace,
       pod: sandboxPodName(object),

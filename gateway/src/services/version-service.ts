@@ -15,6 +15,7 @@ import {
   type Resource,
   type ServiceDeps,
 } from './resource-service.ts';
+import { idOf } from '../../../shared/resource-name.ts';
 
 type Version = Resource & {
   deprecated: boolean;
@@ -22,10 +23,6 @@ type Version = Resource & {
   image: string;
   imagePullSecrets: string[];
 };
-
-function idOf(name: string): string {
-  return name.slice(name.lastIndexOf('/') + 1);
-}
 
 /** Newest version first. */
 function newestFirst(a: { name: string }, b: { name: string }): number {

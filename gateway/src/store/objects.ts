@@ -15,6 +15,7 @@ import { MESSAGES } from '../gen/messages.ts';
 import { fromJson, toJson, type Json } from '../json/canonical.ts';
 import { jsonName } from '../rest/request.ts';
 import { objectName } from './names.ts';
+import { parseResourceName } from '../../../shared/resource-name.ts';
 
 type JsonObject = { [key: string]: Json };
 
@@ -41,12 +42,9 @@ const METADATA_JSON = new Set([...FROM_METADATA].map(jsonName));
 
 /** Splits a resource name of `kind`, e.g. `workspaces/w/daiEngines/e1` into w and e1. */
 export function splitName(kind: ResourceKind, name: string): { workspace: string; id: string } {
-  const parts = name.split('/');
-  const [, workspace = '', , id = ''] = parts;
-  if (parts.length !== 4 || parts[0] !== 'workspaces' || parts[2] !== kind.collection || !workspace || !id) {
-    throw new TypeError(`"${name}" is not a ${kind.kind} name`);
-  }
-  return { workspace, id };
+  const parsed = parseResourceName(name, kind.collection);
+  if (parsed === undefined) throw new TypeError(`"${name}" is not a ${kind.kind} name`);
+  return { workspace: parsed.workspace, id: parsed.id };
 }
 
 /**

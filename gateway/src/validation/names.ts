@@ -7,6 +7,7 @@ import {
   VERSION_ID as VERSION_ID_TEXT,
   WORKSPACE_ID as WORKSPACE_ID_TEXT,
 } from '../../../shared/rules.ts';
+import { parseResourceName } from '../../../shared/resource-name.ts';
 
 export { MAX_LENGTH };
 export const RESOURCE_ID = new RegExp(RESOURCE_ID_TEXT);
@@ -79,8 +80,6 @@ export function checkDisplayName(field: string, value: string): ApiError | undef
 
 /** Splits `workspaces/{workspace}/{collection}/{id}`, checking the collection. */
 export function parseName(name: string, collection: string): { workspace: string; id: string } | undefined {
-  const parts = name.split('/');
-  if (parts.length !== 4 || parts[0] !== 'workspaces' || parts[2] !== collection) return undefined;
-  const [, workspace = '', , id = ''] = parts;
-  return workspace === '' || id === '' ? undefined : { workspace, id };
+  const parsed = parseResourceName(name, collection);
+  return parsed === undefined ? undefined : { workspace: parsed.workspace, id: parsed.id };
 }

@@ -7,6 +7,7 @@ import { RESOURCE_KINDS } from '../../../shared/resources.ts';
 import { compareVersions } from '../../../shared/semver.ts';
 import { daiConfiguration, toToml } from '../desired/dai-config.ts';
 import { engineUrl, specText, statusObject, type EngineKind, type EngineResource } from './kind.ts';
+import { idOf } from '../../../shared/resource-name.ts';
 
 const PORT = 12345;
 const DATA = '/data';
@@ -14,8 +15,7 @@ const DATA = '/data';
 const DISK_REPORT_SINCE = '1.10.6';
 
 function versionOf(engine: EngineResource): string {
-  const name = specText(engine, 'daiEngineVersion') ?? '';
-  return name.slice(name.lastIndexOf('/') + 1);
+  return idOf(specText(engine, 'daiEngineVersion') ?? '');
 }
 
 export const daiEngineKind: EngineKind = {
