@@ -85,7 +85,10 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const { authenticate } = options;
   // Before the API's router, which would answer an engine's path 404; the proxy passes every
   // other path (all of /v1) on untouched.
-  const access = options.access === undefined ? undefined : engineAccess(app, options.access, authenticate);
+  const access =
+    options.access === undefined
+      ? undefined
+      : engineAccess(app, { handlers: options.handlers, ...options.access }, authenticate);
   app.use('/', restRouter(options.handlers, authenticate));
   const http: HttpServer = await new Promise((resolve, reject) => {
     const server = app.listen(options.restPort, options.host, () => {

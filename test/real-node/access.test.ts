@@ -468,6 +468,28 @@ describe('the engine access proxy on the real node', () => {
       const paused = await user.page.goto(`${uri}lab`);
       expect(paused?.status()).toBe(400);
       expect(await user.page.title()).toBe('Engine PAUSED');
+      // Another user of a shared notebook sees its state, but only its owner may resume it...
+      await other.page.goto(`${uri}lab`);
+      expect(await other.page.title()).toBe('Engine PAUSED');
+      expect(await other.page.getByRole('button', { name: 'Resume' }).count()).toBe(0);
+      // ...and never from another site.
+      const forged = await fetch(`${uri}?resume`, {
+        method: 'POST',
+        headers: { cookie, origin: 'https://evil.example' },
+      });
+      expect(forged.status).toBe(403);
+      expect((await asUser('GET', `/v1/${W}/notebookEngines/shared`)).json['notebookEngine']).toMatchObject({
+        state: 'STATE_PAUSED',
+      });
+      // The owner resumes it from the page, which then follows it to JupyterLab.
+      await user.page.getByRole('button', { name: 'Resume' }).click();
+      await user.page.waitForURL(uri);
+      await reachesState(
+        api(),
+        { namespace: NAMESPACE, plural: 'notebookengines', name: 'lab.shared' },
+        'STATE_RUNNING',
+        240_000,
+      );
     } finally {
       await browser.close();
     }

@@ -12,7 +12,7 @@ import type { Duplex } from 'node:stream';
 import type { NextFunction, Request, Response } from 'express';
 import { createProxyServer } from 'http-proxy-3';
 import type { Authorizer, Caller } from '../auth/authorizer.ts';
-import type { Authenticate, CallHeaders } from '../call/handler.ts';
+import type { Authenticate, CallHeaders, Handlers } from '../call/handler.ts';
 import { ApiError, invalidArgument } from '../errors/api-error.ts';
 import { Code } from '../errors/code.ts';
 import { log } from '../log.ts';
@@ -49,6 +49,11 @@ export interface AccessOptions {
   /** How often an open WebSocket's access is checked again; 5 s when unset. */
   recheckEveryMs?: number;
   /**
+   * The API's implementations: a paused engine's page offers its owner to resume it, through
+   * the API's own resume call. No such offer when unset.
+   */
+  handlers?: Handlers;
+  /**
    * Browser sign-in (`/auth/login`) at the platform's identity provider, ending in a session
    * cookie that engine addresses accept besides bearer tokens; bearer tokens only when unset.
    * Needs `publicUrl`.
@@ -84,6 +89,7 @@ export interface AccessProxy {
 type Decision =
   | { kind: 'other' }
   | { kind: 'answer'; answer: Answer }
+  | { kind: 'resume'; engine: ReachedEngine; caller: Caller; html: boolean }
   | { kind: 'forward'; engine: ReachedEngine; path: EnginePath; caller: Caller; target: Target };
 
 const RECHECK_MS = 5_000;
@@ -149,6 +155,9 @@ export function accessProxy(options: ProxyOptions): AccessProxy {
     ...(options.activityIntervalMs === undefined ? {} : { intervalMs: options.activityIntervalMs }),
   });
   const proto = options.publicUrl?.startsWith('https:') === true ? 'https' : 'http';
+  // The path of the public address, which the pages' own links start with.
+  const basePath =
+    options.publicUrl === undefined ? '' : new URL(options.publicUrl).pathname.replace(/\/+$/, '');
   const forwardAuthorization = new Set(options.forwardAuthorization ?? []);
   const recheckMs = options.recheckEveryMs ?? RECHECK_MS;
   // Connections to engines are kept for the next request; no proxy timeout (see the header).
@@ -199,6 +208,7 @@ export function accessProxy(options: ProxyOptions): AccessProxy {
       if (verdict.kind === 'refused') throw invalidArgument('path', verdict.problem);
       if (websocket) checkUpgrade(req);
       const engine = await reachEngine({ store, authorizer }, caller, verdict.engine);
+      if (isResumeRequest(req, engine)) return { kind: 'resume', engine, caller, html };
       return where({ engine, path: verdict.engine, caller }, html);
     } catch (error: unknown) {
       return refusal(ApiError.from(error), req, html);
@@ -221,7 +231,11 @@ export function accessProxy(options: ProxyOptions): AccessProxy {
   ): Decision {
     const { engine } = reached;
     if (engine.state !== 'STATE_RUNNING')
-      return answer(notRunningError(engine.name, engine.state), { html, state: engine.state });
+      return answer(notRunningError(engine.name, engine.state), {
+        html,
+        state: engine.state,
+        ...(resumable(engine) ? { resumeAction: resumeTarget(engine) } : {}),
+      });
     const target = engine.services
       .map((service) => targets.target(service, engine.uid, engine.access.port))
       .find((t) => t !== undefined);
@@ -229,10 +243,59 @@ export function accessProxy(options: ProxyOptions): AccessProxy {
     return { kind: 'forward', ...reached, target };
   }
 
-  function answer(error: ApiError, how: { html: boolean; state?: string }): Decision {
+  function answer(error: ApiError, how: Parameters<typeof errorAnswer>[1]): Decision {
     if (error.isServerFault && error.code !== Code.UNAVAILABLE)
       log.error({ err: error.cause ?? error, code: error.code }, error.message);
     return { kind: 'answer', answer: errorAnswer(error, how) };
+  }
+
+  /** Whether the caller may resume the engine from its page: paused, theirs to change, a kind that resumes. */
+  function resumable(engine: ReachedEngine): boolean {
+    return (
+      engine.state === 'STATE_PAUSED' &&
+      engine.mayChange &&
+      engine.access.resumeRpc !== undefined &&
+      options.handlers?.[engine.access.resumeRpc] !== undefined
+    );
+  }
+
+  /** The engine's address with `?resume`: where its page's Resume button posts. */
+  function resumeTarget(engine: ReachedEngine): string {
+    return `${basePath}/${engine.name}/?resume`;
+  }
+
+  /** A POST of the page's Resume button (a paused engine's address serves nothing else). */
+  function isResumeRequest(req: IncomingMessage, engine: ReachedEngine): boolean {
+    return req.method === 'POST' && req.url === `/${engine.name}/?resume` && resumable(engine);
+  }
+
+  /** Resumes the engine by the API's own call, as its caller, then sends the browser to its address. */
+  function resume(
+    res: ServerResponse,
+    req: IncomingMessage,
+    decision: Extract<Decision, { kind: 'resume' }>,
+  ): void {
+    const { engine, caller, html } = decision;
+    const rpc =
+      engine.access.resumeRpc === undefined ? undefined : options.handlers?.[engine.access.resumeRpc];
+    if (rpc === undefined) {
+      // Never: a resume is decided only where the call exists.
+      writeAnswer(res, req, errorAnswer(notRunningError(engine.name, engine.state), { html }));
+      return;
+    }
+    rpc({ name: engine.name }, { caller }).then(
+      () => {
+        writeAnswer(res, req, {
+          status: 303,
+          headers: { location: `${basePath}/${engine.name}/`, 'cache-control': 'no-store' },
+          body: '',
+        });
+      },
+      (error: unknown) => {
+        const refused = answer(ApiError.from(error), { html });
+        if (refused.kind === 'answer') writeAnswer(res, req, refused.answer);
+      },
+    );
   }
 
   function prepare(
@@ -311,6 +374,7 @@ export function accessProxy(options: ProxyOptions): AccessProxy {
       decide(req, false).then((decision) => {
         if (decision.kind === 'other') next();
         else if (decision.kind === 'answer') writeAnswer(res, req, decision.answer);
+        else if (decision.kind === 'resume') resume(res, req, decision);
         else forwardWeb(req, res, decision);
       }, next);
     },
@@ -320,6 +384,7 @@ export function accessProxy(options: ProxyOptions): AccessProxy {
         (decision) => {
           if (decision.kind === 'forward') forwardWebSocket(req, { socket, head }, decision);
           else if (decision.kind === 'answer') writeRawAnswer(socket, decision.answer);
+          else if (decision.kind === 'resume') socket.destroy();
           else
             writeRawAnswer(
               socket,

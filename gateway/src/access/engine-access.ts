@@ -30,6 +30,8 @@ export interface AccessKind {
   leaderServed: boolean;
   /** The kind's state enum: names by number. */
   states: Readonly<Record<string, number>>;
+  /** The API's RPC that resumes a paused engine of the kind (none: H2O engines end when they stop). */
+  resumeRpc?: string;
 }
 
 /** The kinds of the proxy, as the operator runs them (operator/src/kinds/*.ts). */
@@ -41,6 +43,7 @@ export const ACCESS_KINDS: Readonly<Record<AccessCollection, AccessKind>> = {
     port: 12345,
     leaderServed: false,
     states: DAIEngine_State,
+    resumeRpc: 'ai.h2o.engine.v1.DAIEngineService.ResumeDAIEngine',
   },
   h2oEngines: {
     kind: RESOURCE_KINDS.H2OEngine,
@@ -57,6 +60,7 @@ export const ACCESS_KINDS: Readonly<Record<AccessCollection, AccessKind>> = {
     port: 8888,
     leaderServed: false,
     states: NotebookEngine_State,
+    resumeRpc: 'ai.h2o.engine.v1.NotebookEngineService.ResumeNotebookEngine',
   },
 };
 
@@ -69,6 +73,8 @@ export interface ReachedEngine {
   state: string;
   /** The Services that may serve it: under its object name, or one an earlier release gave it. */
   services: string[];
+  /** Whether the caller may change it (resume it): its creator or a workspace administrator. */
+  mayChange: boolean;
 }
 
 /** The enum name of a message's state, whichever form it has (stored messages keep names). */
@@ -111,13 +117,14 @@ export async function reachEngine(
   ]);
   const engine = stored.message;
   const creator = typeof engine['creator'] === 'string' ? engine['creator'] : '';
-  if (!allowsUse(engineAccess({ creator, shared: engine['shared'] }, caller, administrator), 'see'))
-    throw notFound(path.name);
+  const allowed = engineAccess({ creator, shared: engine['shared'] }, caller, administrator);
+  if (!allowsUse(allowed, 'see')) throw notFound(path.name);
   return {
     name: path.name,
     access,
     uid: typeof engine['uid'] === 'string' ? engine['uid'] : '',
     state: stateName(access.states, engine['state']),
     services: serviceNames(access, path),
+    mayChange: allowsUse(allowed, 'act'),
   };
 }

@@ -43,6 +43,19 @@ describe('notRunningError() and errorAnswer()', () => {
     expect(answer.body).toContain('The engine &quot;&lt;x&gt;&quot; is not running');
   });
 
+  test("a paused engine's page offers its owner a Resume button posting to the given address, escaped", () => {
+    const paused = notRunningError('workspaces/w/notebookEngines/n1', 'STATE_PAUSED');
+    const offered = errorAnswer(paused, {
+      html: true,
+      state: 'STATE_PAUSED',
+      resumeAction: '/workspaces/w/notebookEngines/n1/?resume&"x"',
+    });
+    expect(offered.body).toContain(
+      '<form method="post" action="/workspaces/w/notebookEngines/n1/?resume&amp;&quot;x&quot;"><button type="submit">Resume</button></form>',
+    );
+    expect(errorAnswer(paused, { html: true, state: 'STATE_PAUSED' }).body).not.toContain('<form');
+  });
+
   test('an engine that refuses while running: 502 with a JSON body saying so', () => {
     const answer = errorAnswer(unreachableError(NAME, new Error('ECONNREFUSED')), {
       html: false,

@@ -85,7 +85,13 @@ function escapeHtml(text: string): string {
  */
 export function errorAnswer(
   error: ApiError,
-  options: { html: boolean; state?: string; httpStatus?: number },
+  options: {
+    html: boolean;
+    state?: string;
+    httpStatus?: number;
+    /** Where the page's Resume button posts, for a caller who may resume the engine. */
+    resumeAction?: string;
+  },
 ): Answer {
   const status = options.httpStatus ?? error.httpStatus;
   const headers: Record<string, string> = { 'cache-control': 'no-store' };
@@ -104,9 +110,13 @@ export function errorAnswer(
   const title = options.state === undefined ? 'Engine unavailable' : `Engine ${shortState(options.state)}`;
   const refresh =
     error.code === Code.UNAVAILABLE ? `<meta http-equiv="refresh" content="${RETRY_AFTER_SECONDS}">` : '';
+  const resume =
+    options.resumeAction === undefined
+      ? ''
+      : `<form method="post" action="${escapeHtml(options.resumeAction)}"><button type="submit">Resume</button></form>`;
   const body = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8">${refresh}<title>${escapeHtml(title)}</title></head>
-<body><h1>${escapeHtml(title)}</h1><p>${escapeHtml(error.message)}</p></body></html>
+<body><h1>${escapeHtml(title)}</h1><p>${escapeHtml(error.message)}</p>${resume}</body></html>
 `;
   return { status, headers: { ...headers, 'content-type': 'text/html; charset=utf-8' }, body };
 }
