@@ -4,6 +4,9 @@
  * limit — at each idle deadline the operator asks Jupyter, finds the kernel busy, and records the
  * activity — and is paused once the kernel has been idle for the limit after the cell ended.
  *
+ * The same for an H2O engine whose model trains longer than its idle limit: it terminates once
+ * it has been idle for the limit after the job ended.
+ *
  * The test plays a user's work without traffic by talking to Jupyter at the pod's address (this
  * host reaches the node's pod network), never through the gateway, whose access proxy would
  * record its own activity.
@@ -23,6 +26,8 @@ const IDLE_LIMIT_MS = 20_000;
 /** Longer than the idle limit by far: without the probes the engine would be paused mid-cell. */
 const CELL_MS = 60_000;
 const LAST_ACTIVITY = 'engine.h2o.ai/last-activity-time';
+/** How long the H2O model trains: longer than the idle limit by far. */
+const JOB_MS = 60_000;
 
 const { identity, api } = useRealNodeProduct(NAMESPACE, [
   { id: 'user', name: 'Una User', roles: ['data-scientist'] },
@@ -126,11 +131,37 @@ function runCell(jupyter: string, kernelId: string, code: string): Cell {
   };
 }
 
+/** The H2O engine's custom resource as the operator last wrote it. */
+async function h2oObject(name: string): Promise<Engine> {
+  return (await api().cluster.kubeConfig.makeApiClient(CustomObjectsApi).getNamespacedCustomObject({
+    group: 'engine.h2o.ai',
+    version: 'v1',
+    namespace: NAMESPACE,
+    plural: 'h2oengines',
+    name,
+  })) as Engine;
+}
+
+/** A form POST to H2O's REST API at `url`; the answer's JSON. */
+async function h2oPost(url: string, form: Record<string, string>): Promise<Record<string, unknown>> {
+  const answer = await fetch(url, { method: 'POST', body: new URLSearchParams(form) });
+  const body = (await answer.json()) as Record<string, unknown>;
+  if (!answer.ok)
+    throw new Error(`H2O answered ${answer.status} at ${url}: ${JSON.stringify(body).slice(0, 500)}`);
+  return body;
+}
+
+/** The key of the job an H2O call started. */
+const jobKey = (answer: Record<string, unknown>): string =>
+  ((answer['job'] ?? answer) as { key: { name: string } }).key.name;
+
 describe('activity probes on the real node', () => {
   afterAll(async () => {
-    const list = await asUser('GET', `/v1/${W}/notebookEngines`);
-    for (const engine of (list.json['notebookEngines'] ?? []) as { name: string }[])
-      await asUser('DELETE', `/v1/${engine.name}`);
+    for (const collection of ['notebookEngines', 'h2oEngines']) {
+      const list = await asUser('GET', `/v1/${W}/${collection}`);
+      for (const engine of (list.json[collection] ?? []) as { name: string }[])
+        await asUser('DELETE', `/v1/${engine.name}`);
+    }
     await waitFor(
       async () => {
         const core = api().cluster.kubeConfig.makeApiClient(CoreV1Api);
@@ -211,5 +242,96 @@ describe('activity probes on the real node', () => {
     } finally {
       cell.close();
     }
+  }, 600_000);
+
+  test('an H2O engine whose job runs past its idle limit stays RUNNING, and terminates once idle after it', async () => {
+    const id = 'training';
+    const created = await asUser('POST', `/v1/${W}/h2oEngines?h2oEngineId=${id}`, {
+      profile: 'workspaces/global/h2oEngineProfiles/real',
+      h2oEngineVersion: 'workspaces/global/h2oEngineVersions/real',
+      nodeCount: '1',
+      cpu: '1',
+      memoryBytes: String(1024 ** 3),
+      maxIdleDuration: `${IDLE_LIMIT_MS / 1000}s`,
+    });
+    expect(created.status).toBe(200);
+    const uid = (created.json['h2oEngine'] as { uid: string }).uid;
+    await reachesState(
+      api(),
+      { namespace: NAMESPACE, plural: 'h2oengines', name: `lab.${id}` },
+      'STATE_RUNNING',
+      240_000,
+    );
+    const core = api().cluster.kubeConfig.makeApiClient(CoreV1Api);
+    const pods = await core.listNamespacedPod({ namespace: NAMESPACE, labelSelector: ownedBy(uid) });
+    const ip = pods.items.find((p) => p.metadata?.deletionTimestamp === undefined)?.status?.podIP ?? '';
+    const h2o = `http://${ip}:54321/${W}/h2oEngines/${id}/3`;
+
+    // Work without traffic through the engine's address: a frame made in the cloud, then a model
+    // trained on it for longer than the idle limit, asked of H2O at the pod's own address.
+    const frame = jobKey(
+      await h2oPost(`${h2o}/CreateFrame`, {
+        dest: 'loans',
+        rows: '20000',
+        cols: '10',
+        seed: '1',
+        has_response: 'true',
+      }),
+    );
+    await waitFor(
+      async () => {
+        const jobs = (await (await fetch(`${h2o}/Jobs/${frame}`)).json()) as { jobs: { status: string }[] };
+        return jobs.jobs[0]?.status === 'DONE' ? true : undefined;
+      },
+      { what: 'H2O to make the frame' },
+    );
+    const started = new Date();
+    let lastSeen: unknown;
+    let lastJob: unknown;
+    const training = jobKey(
+      await h2oPost(`${h2o}/ModelBuilders/gbm`, {
+        training_frame: 'loans',
+        response_column: 'response',
+        // More trees than a minute allows, each small enough for the node's memory.
+        ntrees: '20000',
+        max_depth: '5',
+        seed: '1',
+        max_runtime_secs: String(JOB_MS / 1000),
+      }),
+    );
+
+    // Only a probe that found the job running can record activity a whole idle limit after it
+    // started; the engine is still RUNNING then, the job still running.
+    const kept = await waitFor(
+      async () => {
+        const engine = await h2oObject(`lab.${id}`);
+        lastSeen = { state: engine.status?.state, annotation: engine.metadata?.annotations?.[LAST_ACTIVITY] };
+        lastJob = await (await fetch(`${h2o}/Jobs/${training}`)).json().catch(() => 'gone');
+        const at = Date.parse(engine.metadata?.annotations?.[LAST_ACTIVITY] ?? '');
+        return at >= started.getTime() + IDLE_LIMIT_MS ? engine : undefined;
+      },
+      {
+        what: 'a probe to find the job running past the idle limit',
+        timeoutMs: JOB_MS,
+        intervalMs: 500,
+        explain: () =>
+          `started ${started.toISOString()}, ${JSON.stringify(lastSeen)}, ${JSON.stringify(lastJob)}`,
+      },
+    );
+    expect(kept.status?.state).toBe('STATE_RUNNING');
+    const job = (await (await fetch(`${h2o}/Jobs/${training}`)).json()) as { jobs: { status: string }[] };
+    expect(job.jobs[0]?.status).toBe('RUNNING');
+
+    // After the job, the engine terminates a full idle limit after its end.
+    const terminated = await reachesState(
+      api(),
+      { namespace: NAMESPACE, plural: 'h2oengines', name: `lab.${id}` },
+      'STATE_TERMINATED',
+      JOB_MS + 3 * IDLE_LIMIT_MS + 60_000,
+    );
+    const stopped = terminated.status?.conditions?.find((c) => c.type === 'Stopped') as
+      { reason: string; lastTransitionTime: string } | undefined;
+    expect(stopped?.reason).toBe('MaxIdleDurationExceeded');
+    expect(Date.parse(stopped?.lastTransitionTime ?? '')).toBeGreaterThanOrEqual(started.getTime() + JOB_MS);
   }, 600_000);
 });
