@@ -2,7 +2,10 @@
  * Authentication by OIDC access tokens (JWT bearer tokens). The issuer's signing keys come from
  * its discovery document's `jwks_uri`, cached and refetched when a token names a key the cache
  * does not hold (key rotation), at most once per cooldown. Every failure answers the same
- * UNAUTHENTICATED: why a token failed is logged, never told to the caller.
+ * UNAUTHENTICATED: why a token failed is logged, never told to the caller. A token that passed is
+ * taken from memory for a short while (never past its `exp`): clients send the same token with
+ * every request, and its signature check was the dearest step of a request through the engine
+ * access proxy.
  */
 import { createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import type { Authenticate, CallHeaders } from '../call/handler.ts';
@@ -40,6 +43,47 @@ export interface OidcOptions {
   clockSkewSeconds?: number;
   /** Shortest time between two key set fetches prompted by unknown key ids (default 30 s). */
   jwksCooldownMs?: number;
+}
+
+/** How long a verified token is accepted again without a signature check, at most. */
+export const VERIFIED_TOKEN_TTL_MS = 30_000;
+/** How many verified tokens are kept; the oldest goes first. */
+const VERIFIED_TOKENS_KEPT = 10_000;
+
+/**
+ * Tokens that passed verification, with their caller, each until its `exp` or the TTL, whichever
+ * comes first. Only successes are kept. Warning: a key the issuer withdraws still vouches for the
+ * tokens kept here until they leave (at most the TTL).
+ */
+export class VerifiedTokens {
+  private readonly kept = new Map<string, { caller: Caller; until: number }>();
+  private readonly ttlMs: number;
+  private readonly max: number;
+
+  constructor(options: { ttlMs?: number; max?: number } = {}) {
+    this.ttlMs = options.ttlMs ?? VERIFIED_TOKEN_TTL_MS;
+    this.max = options.max ?? VERIFIED_TOKENS_KEPT;
+  }
+
+  /** The caller of a token verified before, if it is still to be taken from memory at `now`. */
+  get(token: string, now: number): Caller | undefined {
+    const entry = this.kept.get(token);
+    if (entry === undefined) return undefined;
+    if (entry.until > now) return entry.caller;
+    this.kept.delete(token);
+    return undefined;
+  }
+
+  /** Keeps a verified token whose `exp` is `expSeconds`, unless it is due to leave at once. */
+  keep(token: string, caller: Caller, { expSeconds, now }: { expSeconds: number; now: number }): void {
+    const until = Math.min(expSeconds * 1000, now + this.ttlMs);
+    if (!(until > now)) return;
+    if (this.kept.size >= this.max) {
+      const oldest = this.kept.keys().next();
+      if (oldest.done !== true) this.kept.delete(oldest.value);
+    }
+    this.kept.set(token, { caller, until });
+  }
 }
 
 /** The algorithms that must never be accepted, whatever the configuration says. */
@@ -88,6 +132,7 @@ export function oidcAuthenticate(options: OidcOptions): Authenticate {
   if (refused.length > 0) throw new Error(`Token algorithms ${refused.join(', ')} are not allowed`);
   if (options.audiences.length === 0) throw new Error('At least one token audience is required');
   const names = options.claims ?? DEFAULT_CLAIM_NAMES;
+  const verifiedTokens = new VerifiedTokens();
   let discovered: Promise<JWTVerifyGetKey> | undefined;
   const keySet = (): Promise<JWTVerifyGetKey> => {
     discovered ??= discoverKeys(options.issuer, options.jwksCooldownMs ?? 30_000).catch((error: unknown) => {
@@ -100,6 +145,8 @@ export function oidcAuthenticate(options: OidcOptions): Authenticate {
   return async (headers): Promise<Caller> => {
     const token = bearerToken(headers);
     if (token === undefined) throw unauthenticated();
+    const known = verifiedTokens.get(token, Date.now());
+    if (known !== undefined) return known;
     const keys = await keySet().catch((error: unknown) => {
       throw unavailable(error);
     });
@@ -115,6 +162,7 @@ export function oidcAuthenticate(options: OidcOptions): Authenticate {
     });
     const caller = callerFromClaims(verified.payload, names);
     if (caller === undefined) throw rejected(`the token has no "${names.subject}" claim`);
+    verifiedTokens.keep(token, caller, { expSeconds: verified.payload.exp ?? 0, now: Date.now() });
     return caller;
   };
 }
