@@ -214,7 +214,7 @@ docs-serve: docs-site/build/index.html ## Serve the built docs site at http://12
 ##@ Benchmarks
 
 .PHONY: bench
-bench: bench-api bench-sandbox bench-docs ## Run every benchmark
+bench: bench-api bench-sandbox bench-access bench-docs ## Run every benchmark
 
 .PHONY: bench-api
 bench-api: deps ## The gateway and the operator against the Kubernetes API alone (ratios, same run)
@@ -223,6 +223,10 @@ bench-api: deps ## The gateway and the operator against the Kubernetes API alone
 .PHONY: bench-sandbox
 bench-sandbox: deps ## Processes, files and streamed output in a sandbox against pods/exec alone (ratios, same run)
 	$(NODE) scripts/bench-sandbox.ts
+
+.PHONY: bench-access
+bench-access: deps ## Engines' addresses through the gateway against the engine reached directly, on the real node (ratios, same run)
+	$(NODE) scripts/bench-access.ts
 
 .PHONY: bench-docs
 bench-docs: apt-packages docs ## Lighthouse scores of the docs site's home page and a guide page
