@@ -2,7 +2,9 @@
  * `make bench-access`: the engine access proxy (gateway/src/access/) against the same engine
  * reached directly at its pod's address, in the same run, on the local cluster's real node:
  *
- * - A1: a small GET, 32 keep-alive connections for AIEM_BENCH_ACCESS_SECONDS (default 10) after a
+ * - A1, first against a real engine alone on the node (JupyterLab's /api/status in a notebook
+ *   engine), then against the benchmark's own server (below): a small GET, 32 keep-alive
+ *   connections for AIEM_BENCH_ACCESS_SECONDS (default 10) after a
  *   warm-up, through the proxy and direct, twice in turn: requests per second and the p50 each
  *   request took (also over one connection, where the latency is the proxy's own, not a queue's);
  * - A2: AIEM_BENCH_ACCESS_BYTES (default 1 GiB) uploaded and downloaded, streamed: throughput, and
@@ -317,6 +319,8 @@ const report = (row: (typeof rows)[number]): void => {
   console.error(`measured: ${Object.values(row).join(' | ')}`);
 };
 const ms = (value: number): string => `${value.toFixed(2)} ms`;
+/** A difference in milliseconds, signed. */
+const added = (value: number): string => `${value < 0 ? '−' : '+'}${ms(Math.abs(value))}`;
 
 const cluster = await startCluster({
   realNode: true,
@@ -406,12 +410,6 @@ try {
     { ...profile?.body, yamlPodTemplateSpec: template },
     'admin',
   );
-  const engineBody = {
-    profile: 'workspaces/global/notebookEngineProfiles/bench',
-    notebookImage: 'workspaces/global/notebookEngineImages/real',
-  };
-  await rest('POST', `/v1/workspaces/${WORKSPACE}/notebookEngines?notebookEngineId=${ENGINE}`, engineBody);
-  const enginePath = `/workspaces/${WORKSPACE}/notebookEngines/${ENGINE}`;
   /** Resolves once `path` answers 200 through the proxy. */
   const answers = (path: string, timeoutMs: number): Promise<boolean> =>
     waitFor(
@@ -422,10 +420,64 @@ try {
       },
       { what: `${path} to answer through the proxy`, timeoutMs },
     );
+  /** The address of the one engine pod on the real node. */
+  const enginePod = async (): Promise<string> => {
+    const pods = await core.listNamespacedPod({ namespace: NAMESPACE });
+    const ip = pods.items.find((pod) => pod.spec?.nodeName === REAL_NODE.name)?.status?.podIP;
+    if (ip === undefined) throw new Error('The benchmark engine has no pod address');
+    return ip;
+  };
+
+  // A1 against a real engine first, alone on the node: JupyterLab's /api/status in a notebook
+  // engine of the real-node catalogue, as users open it. (Its server, not the proxy, sets the pace.)
+  const jupyterPath = `/workspaces/${WORKSPACE}/notebookEngines/jupyter`;
+  await rest('POST', `/v1/workspaces/${WORKSPACE}/notebookEngines?notebookEngineId=jupyter`, {
+    profile: 'workspaces/global/notebookEngineProfiles/real',
+    notebookImage: 'workspaces/global/notebookEngineImages/real',
+  });
+  await answers(`${jupyterPath}/api/status`, 300_000);
+  const jupyterIp = await enginePod();
+  const jupyter = { proxy: [] as Load[], direct: [] as Load[] };
+  for (let round = 0; round < 2; round++) {
+    const load = { connections: CONNECTIONS, seconds: SECONDS };
+    jupyter.direct.push(await cannon(`http://${jupyterIp}:8888${jupyterPath}/api/status`, alice, load));
+    jupyter.proxy.push(await cannon(`${gatewayUrl}${jupyterPath}/api/status`, alice, load));
+  }
+  const [jupyterProxy, jupyterDirect] = [merged(jupyter.proxy), merged(jupyter.direct)];
+  report({
+    measure: `A1 JupyterLab's /api/status, ${CONNECTIONS} keep-alive connections, 2 × ${SECONDS} s (requests/s)`,
+    proxy: jupyterProxy.perSecond.toFixed(0),
+    direct: jupyterDirect.perSecond.toFixed(0),
+    ratio: (jupyterProxy.perSecond / jupyterDirect.perSecond).toFixed(2),
+    goal: '≥ 0.8',
+  });
+  const [p50JupyterProxy, p50JupyterDirect] = [
+    percentile(jupyterProxy.times, 0.5),
+    percentile(jupyterDirect.times, 0.5),
+  ];
+  report({
+    measure: `A1 JupyterLab p50 at ${CONNECTIONS} connections (added)`,
+    proxy: ms(p50JupyterProxy),
+    direct: ms(p50JupyterDirect),
+    ratio: added(p50JupyterProxy - p50JupyterDirect),
+    goal: '≤ +1 ms',
+  });
+  await rest('DELETE', `/v1/workspaces/${WORKSPACE}/notebookEngines/jupyter`);
+  await waitFor(
+    async () =>
+      (await core.listNamespacedPod({ namespace: NAMESPACE })).items.length === 0 ? true : undefined,
+    { what: 'the JupyterLab engine to be gone', timeoutMs: 120_000 },
+  );
+
+  // Then the proxy's own ceiling: a server that costs as little as one can.
+  const engineBody = {
+    profile: 'workspaces/global/notebookEngineProfiles/bench',
+    notebookImage: 'workspaces/global/notebookEngineImages/real',
+  };
+  await rest('POST', `/v1/workspaces/${WORKSPACE}/notebookEngines?notebookEngineId=${ENGINE}`, engineBody);
+  const enginePath = `/workspaces/${WORKSPACE}/notebookEngines/${ENGINE}`;
   await answers(`${enginePath}/api/status`, 300_000);
-  const pods = await core.listNamespacedPod({ namespace: NAMESPACE });
-  const podIp = pods.items.find((pod) => pod.spec?.nodeName === REAL_NODE.name)?.status?.podIP;
-  if (podIp === undefined) throw new Error('The benchmark engine has no pod address');
+  const podIp = await enginePod();
   const proxied = `${gatewayUrl}${enginePath}`;
   const direct = `http://${podIp}:8888${enginePath}`;
 
@@ -451,7 +503,7 @@ try {
     measure: `A1 p50 of a request at ${CONNECTIONS} connections (added)`,
     proxy: ms(p50Proxy),
     direct: ms(p50Direct),
-    ratio: `+${ms(p50Proxy - p50Direct)}`,
+    ratio: added(p50Proxy - p50Direct),
     goal: '≤ +1 ms',
   });
   const single = { connections: 1, seconds: SECONDS / 2 };
@@ -464,7 +516,7 @@ try {
     measure: 'A1 p50 of a request over one connection (added)',
     proxy: ms(p50OneProxy),
     direct: ms(p50OneDirect),
-    ratio: `+${ms(p50OneProxy - p50OneDirect)}`,
+    ratio: added(p50OneProxy - p50OneDirect),
     goal: '≤ +1 ms',
   });
 
@@ -535,7 +587,7 @@ try {
     measure: `A3 echo p99, one message through each of ${SOCKETS} sockets (added)`,
     proxy: ms(echoProxy),
     direct: ms(echoDirect),
-    ratio: `+${ms(echoProxy - echoDirect)}`,
+    ratio: added(echoProxy - echoDirect),
     goal: '≤ +5 ms',
   });
 
