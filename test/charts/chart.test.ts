@@ -7,7 +7,7 @@ import { X509Certificate } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { jest } from '@jest/globals';
-import type { V1LabelSelector, V1NetworkPolicyPeer } from '@kubernetes/client-node';
+import type { V1Ingress, V1LabelSelector, V1NetworkPolicyPeer } from '@kubernetes/client-node';
 import { load } from 'js-yaml';
 import { networkPeers } from '../../operator/src/desired/network-peers.ts';
 import { VERSION } from '../helpers/image.ts';
@@ -138,11 +138,6 @@ function admitsPod(peers: readonly V1NetworkPolicyPeer[], labels: Record<string,
 }
 
 /** The rendered gateway Ingress, as the assertions read it. */
-interface IngressObject {
-  metadata: { annotations: Record<string, string> };
-  spec: { rules: { http: { paths: { path: string; pathType: string }[] } }[] } & Record<string, unknown>;
-}
-
 /** The Ingress annotations values.yaml sets: ingress-nginx's settings for WebSockets and uploads. */
 const NGINX_DEFAULTS = {
   'nginx.ingress.kubernetes.io/proxy-read-timeout': '3600',
@@ -578,9 +573,10 @@ describe('value sets', () => {
         tls: { secretName: 'aiem-tls' },
       },
     });
-    const ingress = find(objects, 'Ingress', '-gateway') as unknown as IngressObject;
+    // The rendered manifest reads as the Kubernetes object it is.
+    const ingress: V1Ingress = find(objects, 'Ingress', '-gateway');
     // Yours beside the defaults: WebSockets idle up to an hour, uploads of any size, streamed.
-    expect(ingress.metadata.annotations).toEqual({ ...NGINX_DEFAULTS, 'cert-manager.io/cluster-issuer': 'letsencrypt' });
+    expect(ingress.metadata?.annotations).toEqual({ ...NGINX_DEFAULTS, 'cert-manager.io/cluster-issuer': 'letsencrypt' });
     const backend = { service: { name: 'aiem-ai-engine-manager-gateway', port: { name: 'http' } } };
     expect(ingress.spec).toEqual({
       ingressClassName: 'nginx',
@@ -612,15 +608,15 @@ describe('value sets', () => {
         annotations: { 'nginx.ingress.kubernetes.io/proxy-body-size': null },
       },
     });
-    const ingress = find(objects, 'Ingress', '-gateway') as unknown as IngressObject;
-    const paths = ingress.spec.rules.flatMap((rule) => rule.http.paths.map((p) => [p.path, p.pathType]));
+    const ingress: V1Ingress = find(objects, 'Ingress', '-gateway');
+    const paths = (ingress.spec?.rules ?? []).flatMap((rule) => (rule.http?.paths ?? []).map((p) => [p.path, p.pathType]));
     expect(paths).toEqual([
       ['/v1', 'Prefix'],
       ['/workspaces', 'Prefix'],
       ['/auth', 'Prefix'],
     ]);
-    expect(ingress.metadata.annotations).not.toHaveProperty('nginx.ingress.kubernetes.io/proxy-body-size');
-    expect(ingress.metadata.annotations['nginx.ingress.kubernetes.io/proxy-read-timeout']).toBe('3600');
+    expect(ingress.metadata?.annotations).not.toHaveProperty('nginx.ingress.kubernetes.io/proxy-body-size');
+    expect(ingress.metadata?.annotations?.['nginx.ingress.kubernetes.io/proxy-read-timeout']).toBe('3600');
     // Without TLS at the Ingress the public URL is http; engines' addresses start with it.
     expect(envOf(container(objects, 'operator'))['AIEM_PUBLIC_URL']).toBe('http://platform.example.com');
   });

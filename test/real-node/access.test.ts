@@ -14,6 +14,7 @@ import { CHROMIUM_PATH, QUIET_CHROMIUM_FLAGS } from '../../scripts/chromium.ts';
 import { dump, load } from 'js-yaml';
 import { realCatalogue, realNodePlacement } from '../cluster/real-catalogue.ts';
 import { waitFor } from '../cluster/wait.ts';
+import { executeRequest, kernelMessage } from './jupyter-kernel.ts';
 import type { RestResponse } from '../helpers/api-server.ts';
 import { useRealNodeProduct } from './real-product.ts';
 import { reaches as reachesState } from '../operator/fixtures.ts';
@@ -99,18 +100,23 @@ function rawPath(path: string, headers: Record<string, string>): Promise<{ statu
   });
 }
 
+/** Resolves once the notebook `id` of the workspace is in `state`. */
+async function notebookReaches(id: string, state: string, timeoutMs: number): Promise<void> {
+  await reachesState(
+    api(),
+    { namespace: NAMESPACE, plural: 'notebookengines', name: `lab.${id}` },
+    state,
+    timeoutMs,
+  );
+}
+
 async function createNotebook(id: string, profile: string): Promise<void> {
   const r = await asUser('POST', `/v1/${W}/notebookEngines?notebookEngineId=${id}`, {
     profile: `workspaces/global/notebookEngineProfiles/${profile}`,
     notebookImage: 'workspaces/global/notebookEngineImages/real',
   });
   expect(r.status).toBe(200);
-  await reachesState(
-    api(),
-    { namespace: NAMESPACE, plural: 'notebookengines', name: `lab.${id}` },
-    'STATE_RUNNING',
-    240_000,
-  );
+  await notebookReaches(id, 'STATE_RUNNING', 240_000);
 }
 
 /** Resolves once the engine answers through the proxy (its address is ready a moment after RUNNING). */
@@ -122,13 +128,6 @@ async function answers(path: string): Promise<Response> {
     },
     { what: `${path} to answer through the proxy`, timeoutMs: 120_000 },
   );
-}
-
-interface JupyterMessage {
-  msg_type: string;
-  channel?: string;
-  parent_header: { msg_id?: string };
-  content: { name?: string; text?: string; execution_state?: string };
 }
 
 /** Runs `code` in the kernel over its WebSocket through the proxy; what it printed. */
@@ -147,25 +146,10 @@ function runCell(kernelId: string, code: string, headers: Record<string, string>
       reject(new Error('The kernel WebSocket failed'));
     };
     socket.onopen = () => {
-      socket.send(
-        JSON.stringify({
-          header: {
-            msg_id: msgId,
-            username: 'test',
-            session: 'test',
-            msg_type: 'execute_request',
-            version: '5.3',
-          },
-          parent_header: {},
-          metadata: {},
-          content: { code, silent: false, store_history: false, user_expressions: {}, allow_stdin: false },
-          channel: 'shell',
-          buffers: [],
-        }),
-      );
+      socket.send(executeRequest(msgId, code));
     };
     socket.onmessage = (event: MessageEvent) => {
-      const message = JSON.parse(String(event.data)) as JupyterMessage;
+      const message = kernelMessage(event);
       if (message.parent_header.msg_id !== msgId) return;
       if (message.msg_type === 'stream') printed += message.content.text ?? '';
       if (message.msg_type === 'status' && message.content.execution_state === 'idle') {
@@ -359,12 +343,7 @@ describe('the engine access proxy on the real node', () => {
 
     // A paused engine says so, to programs and to browsers; a deleted one is gone at once.
     expect((await asUser('POST', `/v1/${W}/notebookEngines/nb:pause`)).status).toBe(200);
-    await reachesState(
-      api(),
-      { namespace: NAMESPACE, plural: 'notebookengines', name: 'lab.nb' },
-      'STATE_PAUSED',
-      120_000,
-    );
+    await notebookReaches('nb', 'STATE_PAUSED', 120_000);
     const paused = await proxied(`${NB}/api/status`);
     expect(paused.status).toBe(400);
     expect(await paused.json()).toMatchObject({
@@ -396,12 +375,7 @@ describe('the engine access proxy on the real node', () => {
       shared: true,
     });
     expect(created.status).toBe(200);
-    await reachesState(
-      api(),
-      { namespace: NAMESPACE, plural: 'notebookengines', name: 'lab.shared' },
-      'STATE_RUNNING',
-      240_000,
-    );
+    await notebookReaches('shared', 'STATE_RUNNING', 240_000);
     await answers(`${SHARED}/api/status`);
     const uri = String((await asUser('GET', `/v1/${W}/notebookEngines/shared:access`)).json['uri']);
     const browser = await chromium.launch({
@@ -459,12 +433,7 @@ describe('the engine access proxy on the real node', () => {
 
       // A paused notebook shows its state in the browser.
       expect((await asUser('POST', `/v1/${W}/notebookEngines/shared:pause`)).status).toBe(200);
-      await reachesState(
-        api(),
-        { namespace: NAMESPACE, plural: 'notebookengines', name: 'lab.shared' },
-        'STATE_PAUSED',
-        120_000,
-      );
+      await notebookReaches('shared', 'STATE_PAUSED', 120_000);
       const paused = await user.page.goto(`${uri}lab`);
       expect(paused?.status()).toBe(400);
       expect(await user.page.title()).toBe('Engine PAUSED');
@@ -484,12 +453,7 @@ describe('the engine access proxy on the real node', () => {
       // The owner resumes it from the page, which then follows it to JupyterLab.
       await user.page.getByRole('button', { name: 'Resume' }).click();
       await user.page.waitForURL(uri);
-      await reachesState(
-        api(),
-        { namespace: NAMESPACE, plural: 'notebookengines', name: 'lab.shared' },
-        'STATE_RUNNING',
-        240_000,
-      );
+      await notebookReaches('shared', 'STATE_RUNNING', 240_000);
     } finally {
       await browser.close();
     }

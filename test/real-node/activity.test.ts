@@ -13,6 +13,7 @@
  */
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { waitFor } from '../cluster/wait.ts';
+import { executeRequest, kernelMessage } from './jupyter-kernel.ts';
 import type { RestResponse } from '../helpers/api-server.ts';
 import { ownedBy, reaches as reachesState, type EngineObject } from '../operator/fixtures.ts';
 import { useRealNodeProduct } from './real-product.ts';
@@ -61,12 +62,6 @@ async function jupyterAt(uid: string): Promise<string> {
   return `http://${ip}:8888/${W}/notebookEngines/${ID}`;
 }
 
-interface KernelMessage {
-  msg_type: string;
-  parent_header: { msg_id?: string };
-  content: { execution_state?: string };
-}
-
 /** A cell sent to a kernel over its WebSocket: when it started running, and when it ended. */
 interface Cell {
   started: Promise<Date>;
@@ -95,25 +90,10 @@ function runCell(jupyter: string, kernelId: string, code: string): Cell {
     onFail(new Error('The kernel WebSocket failed'));
   };
   socket.onopen = () => {
-    socket.send(
-      JSON.stringify({
-        header: {
-          msg_id: msgId,
-          username: 'test',
-          session: 'test',
-          msg_type: 'execute_request',
-          version: '5.3',
-        },
-        parent_header: {},
-        metadata: {},
-        content: { code, silent: false, store_history: false, user_expressions: {}, allow_stdin: false },
-        channel: 'shell',
-        buffers: [],
-      }),
-    );
+    socket.send(executeRequest(msgId, code));
   };
   socket.onmessage = (event: MessageEvent) => {
-    const message = JSON.parse(String(event.data)) as KernelMessage;
+    const message = kernelMessage(event);
     if (message.parent_header.msg_id !== msgId || message.msg_type !== 'status') return;
     if (message.content.execution_state === 'busy') onStart(new Date());
     if (message.content.execution_state === 'idle') {

@@ -2,9 +2,9 @@ import { CoreV1Api, NetworkingV1Api, type V1NetworkPolicy, type V1Pod } from '@k
 import { desiredObjects } from '../../operator/src/desired/workload.ts';
 import type { EngineResource } from '../../operator/src/kinds/kind.ts';
 import { notebookEngineKind } from '../../operator/src/kinds/notebook-engine.ts';
-import { REAL_NODE } from '../cluster/real-node.ts';
 import { waitFor } from '../cluster/wait.ts';
 import { GATEWAY_POD } from '../helpers/api-server.ts';
+import { podReaches as reaches, probePod } from './probe-pods.ts';
 import { useCluster } from '../helpers/use-cluster.ts';
 
 const NAMESPACE = 'default';
@@ -38,37 +38,14 @@ function operatorView(id: string): { labels: Record<string, string>; policy: V1N
   return { labels, policy };
 }
 
-/** A pod on the real node from the sandbox image (python3), running `command`. */
+/** A pod on the real node running `command`; the engine's pod is Ready once it serves. */
 function pod(name: string, labels: Record<string, string>, command: string[]): V1Pod {
-  return {
-    metadata: { name, labels },
-    spec: {
-      nodeSelector: { [REAL_NODE.label.key]: REAL_NODE.label.value },
-      tolerations: [{ key: REAL_NODE.taint.key, operator: 'Exists', effect: 'NoSchedule' }],
-      terminationGracePeriodSeconds: 0,
-      securityContext: { runAsUser: 1000, runAsGroup: 1000 },
-      containers: [
-        {
-          name: 'main',
-          image: cluster().realNode?.images.find((i) => i.kind === 'sandbox')?.ref,
-          imagePullPolicy: 'Never',
-          command,
-          // The kubelet probes from the host: with the policy in place the pod still gets Ready.
-          ...(name === 'engine-a' ? { readinessProbe: { tcpSocket: { port: PORT }, periodSeconds: 1 } } : {}),
-        },
-      ],
-    },
-  };
+  return probePod(cluster(), { name, labels, command, ...(name === 'engine-a' ? { readyPort: PORT } : {}) });
 }
 
 /** Whether `from` (a pod's name) gets an HTTP answer from `url` within a second. */
-async function podReaches(from: string, url: string): Promise<boolean> {
-  const script =
-    'import sys, urllib.request\n' +
-    'try:\n    print(urllib.request.urlopen(sys.argv[1], timeout=1).status)\n' +
-    'except OSError as e:\n    print(type(e).__name__)\n';
-  const out = await cluster().kubectl(['-n', NAMESPACE, 'exec', from, '--', 'python3', '-c', script, url]);
-  return out.trim() === '200';
+function podReaches(from: string, url: string): Promise<boolean> {
+  return reaches(cluster(), from, NAMESPACE, url);
 }
 
 async function hostReaches(url: string): Promise<boolean> {

@@ -19,8 +19,8 @@ import type { EngineKind, EngineResource, Settings } from '../../operator/src/ki
 import { notebookEngineKind } from '../../operator/src/kinds/notebook-engine.ts';
 import { sandboxEngineKind } from '../../operator/src/kinds/sandbox-engine.ts';
 import { find, MINIMAL_VALUES, render } from '../charts/helm.ts';
-import { REAL_NODE } from '../cluster/real-node.ts';
 import { waitFor } from '../cluster/wait.ts';
+import { podReaches, probePod } from './probe-pods.ts';
 import { useCluster } from '../helpers/use-cluster.ts';
 
 /** The release namespace: engines, the gateway and the operator run here. */
@@ -78,41 +78,21 @@ function operatorView(
   return { labels: desired.statefulSet.spec?.template.metadata?.labels ?? {}, policy };
 }
 
-/** A pod on the real node from the sandbox image (python3), serving HTTP on `port` or idle. */
+/** A pod on the real node serving HTTP on `port`, or idle. */
 function pod(name: string, labels: Record<string, string>, port?: number): V1Pod {
-  const command =
-    port === undefined
-      ? ['sleep', 'infinity']
-      : ['python3', '-m', 'http.server', String(port), '--bind', '0.0.0.0'];
-  return {
-    metadata: { name, labels },
-    spec: {
-      nodeSelector: { [REAL_NODE.label.key]: REAL_NODE.label.value },
-      tolerations: [{ key: REAL_NODE.taint.key, operator: 'Exists', effect: 'NoSchedule' }],
-      terminationGracePeriodSeconds: 0,
-      securityContext: { runAsUser: 1000, runAsGroup: 1000 },
-      containers: [
-        {
-          name: 'main',
-          image: cluster().realNode?.images.find((i) => i.kind === 'sandbox')?.ref,
-          imagePullPolicy: 'Never',
-          command,
-          // The kubelet probes from the host: with the policies in place the pods still get Ready.
-          ...(port === undefined ? {} : { readinessProbe: { tcpSocket: { port }, periodSeconds: 1 } }),
-        },
-      ],
-    },
-  };
+  return port === undefined
+    ? probePod(cluster(), { name, labels, command: ['sleep', 'infinity'] })
+    : probePod(cluster(), {
+        name,
+        labels,
+        command: ['python3', '-m', 'http.server', String(port), '--bind', '0.0.0.0'],
+        readyPort: port,
+      });
 }
 
 /** Whether the pod `from` in `namespace` gets an HTTP answer from `url` within a second. */
-async function reaches(from: string, namespace: string, url: string): Promise<boolean> {
-  const script =
-    'import sys, urllib.request\n' +
-    'try:\n    print(urllib.request.urlopen(sys.argv[1], timeout=1).status)\n' +
-    'except OSError as e:\n    print(type(e).__name__)\n';
-  const out = await cluster().kubectl(['-n', namespace, 'exec', from, '--', 'python3', '-c', script, url]);
-  return out.trim() === '200';
+function reaches(from: string, namespace: string, url: string): Promise<boolean> {
+  return podReaches(cluster(), from, namespace, url);
 }
 
 describe("the chart's default engine peers on the real node", () => {

@@ -12,7 +12,7 @@ import type { Duplex } from 'node:stream';
 import type { NextFunction, Request, Response } from 'express';
 import { createProxyServer } from 'http-proxy-3';
 import type { Authorizer, Caller } from '../auth/authorizer.ts';
-import type { Authenticate, CallHeaders, Handlers } from '../call/handler.ts';
+import type { Authenticate, CallHeaders, Handler, Handlers } from '../call/handler.ts';
 import { ApiError, invalidArgument } from '../errors/api-error.ts';
 import { Code } from '../errors/code.ts';
 import { log } from '../log.ts';
@@ -21,7 +21,7 @@ import { ActivityRecorder } from './activity.ts';
 import { reachEngine, type ReachedEngine } from './engine-access.ts';
 import { parseEnginePath, type AccessCollection, type EnginePath } from './engine-path.ts';
 import { EngineTargets, type Target } from './engine-targets.ts';
-import { sameOrigin, type BrowserLoginOptions } from './browser-login.ts';
+import { publicPath, sameOrigin, type BrowserLoginOptions } from './browser-login.ts';
 import { forwardHeaders } from './forward-headers.ts';
 import { cookieOf, SESSION_COOKIE, type Sessions } from './session.ts';
 import {
@@ -89,7 +89,7 @@ export interface AccessProxy {
 type Decision =
   | { kind: 'other' }
   | { kind: 'answer'; answer: Answer }
-  | { kind: 'resume'; engine: ReachedEngine; caller: Caller; html: boolean }
+  | { kind: 'resume'; engine: ReachedEngine; caller: Caller; html: boolean; call: Handler }
   | { kind: 'forward'; engine: ReachedEngine; path: EnginePath; caller: Caller; target: Target };
 
 const RECHECK_MS = 5_000;
@@ -156,8 +156,7 @@ export function accessProxy(options: ProxyOptions): AccessProxy {
   });
   const proto = options.publicUrl?.startsWith('https:') === true ? 'https' : 'http';
   // The path of the public address, which the pages' own links start with.
-  const basePath =
-    options.publicUrl === undefined ? '' : new URL(options.publicUrl).pathname.replace(/\/+$/, '');
+  const basePath = options.publicUrl === undefined ? '' : publicPath(options.publicUrl);
   const forwardAuthorization = new Set(options.forwardAuthorization ?? []);
   const recheckMs = options.recheckEveryMs ?? RECHECK_MS;
   // Connections to engines are kept for the next request; no proxy timeout (see the header).
@@ -208,7 +207,8 @@ export function accessProxy(options: ProxyOptions): AccessProxy {
       if (verdict.kind === 'refused') throw invalidArgument('path', verdict.problem);
       if (websocket) checkUpgrade(req);
       const engine = await reachEngine({ store, authorizer }, caller, verdict.engine);
-      if (isResumeRequest(req, engine)) return { kind: 'resume', engine, caller, html };
+      const call = isResumePost(req, engine) ? resumeCall(engine) : undefined;
+      if (call !== undefined) return { kind: 'resume', engine, caller, html, call };
       return where({ engine, path: verdict.engine, caller }, html);
     } catch (error: unknown) {
       return refusal(ApiError.from(error), req, html);
@@ -234,7 +234,7 @@ export function accessProxy(options: ProxyOptions): AccessProxy {
       return answer(notRunningError(engine.name, engine.state), {
         html,
         state: engine.state,
-        ...(resumable(engine) ? { resumeAction: resumeTarget(engine) } : {}),
+        ...(resumeCall(engine) === undefined ? {} : { resumeAction: resumeTarget(engine) }),
       });
     const target = engine.services
       .map((service) => targets.target(service, engine.uid, engine.access.port))
@@ -244,19 +244,24 @@ export function accessProxy(options: ProxyOptions): AccessProxy {
   }
 
   function answer(error: ApiError, how: Parameters<typeof errorAnswer>[1]): Decision {
-    if (error.isServerFault && error.code !== Code.UNAVAILABLE)
-      log.error({ err: error.cause ?? error, code: error.code }, error.message);
-    return { kind: 'answer', answer: errorAnswer(error, how) };
+    return { kind: 'answer', answer: errorReply(error, how) };
   }
 
-  /** Whether the caller may resume the engine from its page: paused, theirs to change, a kind that resumes. */
-  function resumable(engine: ReachedEngine): boolean {
-    return (
-      engine.state === 'STATE_PAUSED' &&
-      engine.mayChange &&
-      engine.access.resumeRpc !== undefined &&
-      options.handlers?.[engine.access.resumeRpc] !== undefined
-    );
+  /** The answer to a refused request; a fault of the server's own is logged. */
+  function errorReply(error: ApiError, how: Parameters<typeof errorAnswer>[1]): Answer {
+    if (error.isServerFault && error.code !== Code.UNAVAILABLE)
+      log.error({ err: error.cause ?? error, code: error.code }, error.message);
+    return errorAnswer(error, how);
+  }
+
+  /**
+   * The API's call that resumes the engine, when the caller may resume it from its page: paused,
+   * theirs to change, of a kind that resumes.
+   */
+  function resumeCall(engine: ReachedEngine): Handler | undefined {
+    const rpc = engine.access.resumeRpc;
+    if (engine.state !== 'STATE_PAUSED' || !engine.mayChange || rpc === undefined) return undefined;
+    return options.handlers?.[rpc];
   }
 
   /** The engine's address with `?resume`: where its page's Resume button posts. */
@@ -265,8 +270,8 @@ export function accessProxy(options: ProxyOptions): AccessProxy {
   }
 
   /** A POST of the page's Resume button (a paused engine's address serves nothing else). */
-  function isResumeRequest(req: IncomingMessage, engine: ReachedEngine): boolean {
-    return req.method === 'POST' && req.url === `/${engine.name}/?resume` && resumable(engine);
+  function isResumePost(req: IncomingMessage, engine: ReachedEngine): boolean {
+    return req.method === 'POST' && req.url === `/${engine.name}/?resume`;
   }
 
   /** Resumes the engine by the API's own call, as its caller, then sends the browser to its address. */
@@ -275,15 +280,8 @@ export function accessProxy(options: ProxyOptions): AccessProxy {
     req: IncomingMessage,
     decision: Extract<Decision, { kind: 'resume' }>,
   ): void {
-    const { engine, caller, html } = decision;
-    const rpc =
-      engine.access.resumeRpc === undefined ? undefined : options.handlers?.[engine.access.resumeRpc];
-    if (rpc === undefined) {
-      // Never: a resume is decided only where the call exists.
-      writeAnswer(res, req, errorAnswer(notRunningError(engine.name, engine.state), { html }));
-      return;
-    }
-    rpc({ name: engine.name }, { caller }).then(
+    const { engine, caller, html, call } = decision;
+    call({ name: engine.name }, { caller }).then(
       () => {
         writeAnswer(res, req, {
           status: 303,
@@ -292,8 +290,7 @@ export function accessProxy(options: ProxyOptions): AccessProxy {
         });
       },
       (error: unknown) => {
-        const refused = answer(ApiError.from(error), { html });
-        if (refused.kind === 'answer') writeAnswer(res, req, refused.answer);
+        writeAnswer(res, req, errorReply(ApiError.from(error), { html }));
       },
     );
   }

@@ -40,7 +40,7 @@ export interface BrowserLogin {
 }
 
 /** The path of the platform's public address, without a trailing slash ('' at the root). */
-function basePath(publicUrl: string): string {
+export function publicPath(publicUrl: string): string {
   return new URL(publicUrl).pathname.replace(/\/+$/, '');
 }
 
@@ -49,7 +49,7 @@ function basePath(publicUrl: string): string {
  * could read as another site (`//evil`, `/\evil`, `https://evil`, control characters) is refused.
  */
 export function safeNext(next: unknown, publicUrl: string): string {
-  const root = `${basePath(publicUrl)}/`;
+  const root = `${publicPath(publicUrl)}/`;
   if (typeof next !== 'string' || !next.startsWith('/') || /^\/[/\\]/.test(next)) return root;
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f\\]/.test(next)) return root;
@@ -72,7 +72,7 @@ function page(title: string, body: string): string {
 /** The sign-in routes of {@link BrowserLoginOptions}. */
 export function browserLogin(options: BrowserLoginOptions): BrowserLogin {
   const { sessions } = options;
-  const base = basePath(options.publicUrl);
+  const base = publicPath(options.publicUrl);
   const origin = new URL(options.publicUrl).origin;
   const redirectUri = `${origin}${base}${CALLBACK_PATH}`;
   let discovered: Promise<oidc.Configuration> | undefined;

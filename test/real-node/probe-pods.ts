@@ -1,0 +1,52 @@
+/**
+ * Pods that probe NetworkPolicies on the real node: a pod of the sandbox image (python3) with the
+ * labels a policy selects, and a check of whether one such pod gets an HTTP answer from another.
+ */
+import type { V1Pod } from '@kubernetes/client-node';
+import type { Cluster } from '../cluster/cluster.ts';
+import { REAL_NODE } from '../cluster/real-node.ts';
+
+/**
+ * A pod on the real node from the sandbox image, running `command`; with `readyPort`, Ready once
+ * it listens there (the kubelet probes from the host, so policies do not keep it from Ready).
+ */
+export function probePod(
+  cluster: Cluster,
+  pod: { name: string; labels: Record<string, string>; command: string[]; readyPort?: number },
+): V1Pod {
+  return {
+    metadata: { name: pod.name, labels: pod.labels },
+    spec: {
+      nodeSelector: { [REAL_NODE.label.key]: REAL_NODE.label.value },
+      tolerations: [{ key: REAL_NODE.taint.key, operator: 'Exists', effect: 'NoSchedule' }],
+      terminationGracePeriodSeconds: 0,
+      securityContext: { runAsUser: 1000, runAsGroup: 1000 },
+      containers: [
+        {
+          name: 'main',
+          image: cluster.realNode?.images.find((i) => i.kind === 'sandbox')?.ref,
+          imagePullPolicy: 'Never',
+          command: pod.command,
+          ...(pod.readyPort === undefined
+            ? {}
+            : { readinessProbe: { tcpSocket: { port: pod.readyPort }, periodSeconds: 1 } }),
+        },
+      ],
+    },
+  };
+}
+
+/** Whether the pod `from` in `namespace` gets an HTTP answer from `url` within a second. */
+export async function podReaches(
+  cluster: Cluster,
+  from: string,
+  namespace: string,
+  url: string,
+): Promise<boolean> {
+  const script =
+    'import sys, urllib.request\n' +
+    'try:\n    print(urllib.request.urlopen(sys.argv[1], timeout=1).status)\n' +
+    'except OSError as e:\n    print(type(e).__name__)\n';
+  const out = await cluster.kubectl(['-n', namespace, 'exec', from, '--', 'python3', '-c', script, url]);
+  return out.trim() === '200';
+}
