@@ -22,6 +22,7 @@ import { ensureNodeBinaries } from '../cluster/binaries.ts';
 import { NODE_PATHS } from '../cluster/node-host.ts';
 import { createCatalogue, realCatalogue } from '../cluster/real-catalogue.ts';
 import { machineAddress, REAL_NODE } from '../cluster/real-node.ts';
+import { waitFor } from '../cluster/wait.ts';
 import { useCluster } from '../helpers/use-cluster.ts';
 import { startIdentityProvider, type IdentityProvider } from '../identity/provider.ts';
 import { adminRest, CHART, helm, oidcValues, ROOT, valuesFile } from './helm.ts';
@@ -147,10 +148,18 @@ async function releasePods(): Promise<{ component: string | undefined; node: str
     .sort((a, b) => String(a.component).localeCompare(String(b.component)));
 }
 
-/** The gateway's REST base URL: its Service's ClusterIP, which kube-proxy routes from this machine. */
+/**
+ * The gateway's REST base URL: its Service's ClusterIP, which kube-proxy routes from this machine,
+ * once it does (kube-proxy programs a Service's new endpoints a moment after its pods are Ready).
+ */
 async function gatewayUrl(): Promise<string> {
   const ip = (await kubectl(['get', 'service', `${RELEASE}-ai-engine-manager-gateway`, '-n', NAMESPACE, '-o', 'jsonpath={.spec.clusterIP}'])).trim();
-  return `http://${ip}:8080`;
+  const base = `http://${ip}:8080`;
+  await waitFor(
+    async () => ((await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200 ? true : undefined),
+    { what: "the gateway's Service to route to a ready gateway", timeoutMs: 30_000 },
+  );
+  return base;
 }
 
 /** The names of what the release made that still exists, in its namespace and cluster-wide. */
