@@ -10,7 +10,7 @@
  * embedded identity provider, whose tokens the gateway verifies; the built-in default policy
  * decides what each may do. Two people run them: an administrator and a data scientist. Each
  * example runs on a product of its own (its own namespace, so its own workspaces/global), after
- * the examples it builds on.
+ * the examples it builds on; a few run at once.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -26,6 +26,7 @@ import { ResourceStore } from '../../gateway/src/store/store.ts';
 import { startOperator, type Operator } from '../../operator/src/operator.ts';
 import { useCluster } from '../helpers/use-cluster.ts';
 import { useIdentity } from '../helpers/use-identity.ts';
+import { runAhead } from '../helpers/runs-ahead.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const CRDS = resolve(HERE, '..', '..', 'crds');
@@ -87,7 +88,8 @@ const { identity, authenticate, authorizer } = useIdentity({
   ],
 });
 
-const cluster = useCluster();
+// Room on the simulated nodes for the engines of the examples that run at once.
+const cluster = useCluster({ nodes: { cpuNodes: 6, gpuNodes: 4, gpusPerNode: 4 } });
 let namespaces = 0;
 
 beforeAll(async () => {
@@ -182,35 +184,47 @@ test('every example is listed with its user and prerequisites, and has its docum
   for (const file of files) expect(existsSync(outputOf(file))).toBe(true);
 });
 
+/**
+ * Runs an example on a product of its own, after the examples it builds on; resolves to its
+ * standard output.
+ */
+async function runOnFreshProduct(file: string): Promise<string> {
+  const { namespace, gateway, operator, store } = await freshProduct();
+  try {
+    for (const before of EXAMPLES_RUN[file]?.after ?? []) await run(gateway, before);
+    return await run(gateway, file);
+  } finally {
+    await cluster().kubectl([
+      'delete',
+      'daiengines,h2oengines,notebookengines,sandboxengines',
+      '--all',
+      '--namespace',
+      namespace,
+      '--wait=true',
+      '--timeout=120s',
+    ]);
+    await operator.stop();
+    await gateway.stop();
+    await store.stopCaches();
+  }
+}
+
+// The examples run a few at a time, each in its own namespace (they mostly wait on engines and
+// on Python); each test checks its own.
+const outcome = runAhead(files, runOnFreshProduct);
+
 describe(`the documentation examples with h2o-engine-manager ${DOCUMENTED_CLIENT}`, () => {
   test.each(files)(
     '%s runs and prints its documented output',
     async (file) => {
-      const { namespace, gateway, operator, store } = await freshProduct();
-      try {
-        for (const before of EXAMPLES_RUN[file]?.after ?? []) await run(gateway, before);
-        const stdout = await run(gateway, file);
-        const out = outputOf(file);
-        // UPDATE_EXAMPLE_OUTPUT=1 records the output after a deliberate change; review the diff.
-        if (process.env['UPDATE_EXAMPLE_OUTPUT'] === '1') writeFileSync(out, stdout);
-        expect(stdout).toBe(readFileSync(out, 'utf8'));
-      } finally {
-        // The simulated nodes are shared by every example: free them for the next one.
-        await cluster().kubectl([
-          'delete',
-          'daiengines,h2oengines,notebookengines,sandboxengines',
-          '--all',
-          '--namespace',
-          namespace,
-          '--wait=true',
-          '--timeout=120s',
-        ]);
-        await operator.stop();
-        await gateway.stop();
-        await store.stopCaches();
-      }
+      const stdout = await outcome(file);
+      const out = outputOf(file);
+      // UPDATE_EXAMPLE_OUTPUT=1 records the output after a deliberate change; review the diff.
+      if (process.env['UPDATE_EXAMPLE_OUTPUT'] === '1') writeFileSync(out, stdout);
+      expect(stdout).toBe(readFileSync(out, 'utf8'));
     },
-    // Examples wait for engines to start, pause and go, checking every five seconds.
-    300_000,
+    // Examples wait for engines to start, pause and go, checking every five seconds; the first
+    // tests also wait for the runs started before theirs.
+    600_000,
   );
 });

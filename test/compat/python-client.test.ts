@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { useApiServer } from '../helpers/api-server.ts';
 import { useIdentity } from '../helpers/use-identity.ts';
+import { runAhead } from '../helpers/runs-ahead.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const CACHE = process.env['AIEM_CACHE'] ?? join(homedir(), '.cache', 'ai-engine-manager');
@@ -43,41 +44,63 @@ async function clientEnv(): Promise<NodeJS.ProcessEnv> {
   };
 }
 
-describe.each(VERSIONS)('the h2o-engine-manager %s Python client, unmodified', (version) => {
-  test.each([
-    [
-      'creates, gets, lists, updates and deletes notebook engine images',
-      'notebook_engine_images.py',
-      'images',
-    ],
-    [
-      'manages profiles of each kind, and DAI and H2O versions with their aliases',
-      'profiles_and_versions.py',
-      'admin',
-    ],
-    ['creates and manages DAI, H2O and notebook engines', 'engines.py', 'engines'],
-    ['waits for engines to run, pause, resume, terminate and go', 'lifecycle.py', 'lifecycle'],
-    ['runs sandbox engines from an image and a template', 'sandbox_engines.py', 'sandbox'],
-    ['exposes ports of a sandbox engine and reads its metrics', 'sandbox_ports_metrics.py', 'ports'],
-  ])('%s', async (_what, script, workspace) => {
-    const python = join(CACHE, `python-client-${version}`, 'bin', 'python');
-    const env = await clientEnv();
-    const { stdout } = await promisify(execFile)(
-      python,
-      [join(HERE, script), api().gateway.restUrl, `${workspace}-${version.replaceAll('.', '-')}`],
-      { env },
-    ).catch((error: unknown) => {
-      const out =
-        typeof error === 'object' && error !== null && 'stdout' in error ? String(error.stdout) : '';
-      const err =
-        typeof error === 'object' && error !== null && 'stderr' in error
-          ? String(error.stderr)
-          : String(error);
-      throw new Error(`The client script failed:\n${out}\n${err}`);
-    });
-    expect(stdout).not.toContain('FAIL');
-    expect(stdout.trim().split('\n').at(-1)).toBe('all steps passed');
+/** What each client script checks, the script, and the workspace it works in. */
+const SCRIPTS: readonly (readonly [string, string, string])[] = [
+  ['creates, gets, lists, updates and deletes notebook engine images', 'notebook_engine_images.py', 'images'],
+  [
+    'manages profiles of each kind, and DAI and H2O versions with their aliases',
+    'profiles_and_versions.py',
+    'admin',
+  ],
+  ['creates and manages DAI, H2O and notebook engines', 'engines.py', 'engines'],
+  ['waits for engines to run, pause, resume, terminate and go', 'lifecycle.py', 'lifecycle'],
+  ['runs sandbox engines from an image and a template', 'sandbox_engines.py', 'sandbox'],
+  ['exposes ports of a sandbox engine and reads its metrics', 'sandbox_ports_metrics.py', 'ports'],
+];
+
+/** Runs one client script in its own workspace; resolves to its standard output. */
+async function runScript({ version, script, workspace }: ScriptRun): Promise<string> {
+  const python = join(CACHE, `python-client-${version}`, 'bin', 'python');
+  const env = await clientEnv();
+  const { stdout } = await promisify(execFile)(
+    python,
+    [join(HERE, script), api().gateway.restUrl, `${workspace}-${version.replaceAll('.', '-')}`],
+    { env, timeout: 540_000 },
+  ).catch((error: unknown) => {
+    const out = typeof error === 'object' && error !== null && 'stdout' in error ? String(error.stdout) : '';
+    const err =
+      typeof error === 'object' && error !== null && 'stderr' in error ? String(error.stderr) : String(error);
+    throw new Error(`The client script failed:\n${out}\n${err}`);
   });
+  return stdout;
+}
+
+interface ScriptRun {
+  version: string;
+  script: string;
+  workspace: string;
+}
+
+const RUNS: readonly ScriptRun[] = VERSIONS.flatMap((version) =>
+  SCRIPTS.map(([, script, workspace]) => ({ version, script, workspace })),
+);
+// The scripts run a few at a time (each in its own workspaces, mostly waiting on engines and on
+// Python); each test checks its own.
+const outcome = runAhead(RUNS, runScript);
+
+describe.each(VERSIONS)('the h2o-engine-manager %s Python client, unmodified', (version) => {
+  test.each(SCRIPTS)(
+    '%s',
+    async (_what, script) => {
+      const run = RUNS.find((r) => r.version === version && r.script === script);
+      if (run === undefined) throw new Error(`${script} has no run for ${version}`);
+      const stdout = await outcome(run);
+      expect(stdout).not.toContain('FAIL');
+      expect(stdout.trim().split('\n').at(-1)).toBe('all steps passed');
+    },
+    // The first tests also wait for the runs started before theirs.
+    600_000,
+  );
 
   test('reads the Driverless AI license: none until an administrator provides one, then its metadata', async () => {
     const python = join(CACHE, `python-client-${version}`, 'bin', 'python');
