@@ -183,7 +183,16 @@ test('operator processes: one leads and serves metrics, the other stands by and 
   try {
     expect(await answer(`${a.url}/healthz`)).toEqual({ status: 200, text: 'ok\n' });
     await reportsLeading(a.url);
-    expect(await answer(`${b.url}/readyz`)).toEqual({ status: 200, text: 'standby\n' });
+    // The standby is ready once its own check of the apiserver has answered (on a loaded machine
+    // its first one may time out, as a kubelet's probe would see).
+    const ready = await waitFor(
+      async () => {
+        const readiness = await answer(`${b.url}/readyz`);
+        return readiness.status === 200 ? readiness : undefined;
+      },
+      { what: `${b.url} to report itself a ready standby`, timeoutMs: 30_000 },
+    );
+    expect(ready).toEqual({ status: 200, text: 'standby\n' });
     const metrics = await answer(`${a.url}/metrics`);
     expect(metrics.text).toContain('aiem_reconcile_total');
     expect(metrics.text).toContain('aiem_reconcile_duration_seconds');
