@@ -105,7 +105,7 @@ binaries: ## Build the control plane's and the real node's binaries (cold: ~13 m
 ##@ Generate
 
 # Everything `make generate` writes; `make check-generated` fails when any of it is stale.
-GENERATED := gateway/src/gen docs-site/static/openapi crds operator/src/podtemplate/gen \
+GENERATED := gateway/src/gen docs-site/static/openapi crds operator/src/podtemplate/gen operator/src/gen \
   charts/ai-engine-manager/templates/crds charts/ai-engine-manager/files docs-site/src/diagrams/gen
 
 .PHONY: generate

@@ -2,7 +2,8 @@
  * `make generate`, after `buf generate`: reads the API from a buf image
  * (`buf build --as-file-descriptor-set -o <image>.json`) and writes the outputs that no protoc
  * plugin makes: the gateway's REST route table, its JSON field table, the
- * CustomResourceDefinitions in crds/, and the final OpenAPI document (proto/tools/openapi.ts).
+ * CustomResourceDefinitions in crds/, the operator's types of the custom resources as stored
+ * (proto/tools/resource-types.ts), and the final OpenAPI document (proto/tools/openapi.ts).
  *
  * Usage: node proto/tools/generate.ts <image.json>
  */
@@ -14,6 +15,7 @@ import { crdFor, GROUP, KINDS } from './crds.ts';
 import { readApi, type FileDescriptorSetJson } from './descriptor.ts';
 import { API_PACKAGE } from './load-api.ts';
 import { messagesSource } from './messages.ts';
+import { RESOURCE_TYPES_PATH, resourceTypesSource } from './resource-types.ts';
 import { refineOpenApi, type SwaggerDocument } from './openapi.ts';
 import { routeRows, routesSource } from './routes.ts';
 
@@ -42,6 +44,9 @@ for (const kind of KINDS) {
   const body = dump(crdFor(api, kind), { lineWidth: 100, noRefs: true, sortKeys: false });
   writeFileSync(join(crds, `${GROUP}_${kind.plural ?? `${kind.kind.toLowerCase()}s`}.yaml`), header + body);
 }
+
+mkdirSync(join(ROOT, 'operator/src/gen'), { recursive: true });
+writeFileSync(join(ROOT, RESOURCE_TYPES_PATH), resourceTypesSource(api));
 
 // The OpenAPI document that protoc-gen-openapiv2 wrote, with the product's name and version and
 // the gateway's limits on its inputs.

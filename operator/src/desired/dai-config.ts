@@ -5,15 +5,17 @@
  * (see shared/dai-config.ts for its keys), the engine's own config, the profile's
  * baseConfiguration. Reserved (core) keys in the engine's config are dropped silently.
  */
+import type { DAIEngineProfileInfo } from '../gen/resources.ts';
+
 export interface DaiConfigInput {
-  profile: Readonly<Record<string, unknown>>;
+  profile: Pick<DAIEngineProfileInfo, 'baseConfiguration' | 'configurationOverride'>;
   engineConfig: Readonly<Record<string, string>>;
   core: Readonly<Record<string, string>>;
   reservedKeys: readonly string[];
 }
 
-function stringMap(value: unknown): Record<string, string> {
-  if (typeof value !== 'object' || value === null) return {};
+function stringMap(value: Readonly<Record<string, unknown>> | undefined): Record<string, string> {
+  if (value === undefined) return {};
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, String(v)]));
 }
 
@@ -22,10 +24,10 @@ export function daiConfiguration(input: DaiConfigInput): Record<string, string> 
     Object.entries(input.engineConfig).filter(([key]) => !input.reservedKeys.includes(key)),
   );
   return {
-    ...stringMap(input.profile['baseConfiguration']),
+    ...stringMap(input.profile.baseConfiguration),
     ...engine,
     ...input.core,
-    ...stringMap(input.profile['configurationOverride']),
+    ...stringMap(input.profile.configurationOverride),
   };
 }
 

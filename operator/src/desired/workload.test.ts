@@ -1,6 +1,7 @@
 import { daiEngineKind } from '../kinds/dai-engine.ts';
 import { h2oEngineKind } from '../kinds/h2o-engine.ts';
-import type { EngineResource } from '../kinds/kind.ts';
+import type { NotebookEngineProfileInfo, SandboxEngineTemplateInfo } from '../gen/resources.ts';
+import type { EngineKindName, EngineResource, EngineSpec, EngineStatus } from '../kinds/kind.ts';
 import { notebookEngineKind } from '../kinds/notebook-engine.ts';
 import { sandboxEngineKind } from '../kinds/sandbox-engine.ts';
 import { PodTemplateError } from '../podtemplate/pod-template.ts';
@@ -15,7 +16,10 @@ import {
 const settings = { publicUrl: 'https://cloud.example.com/' };
 const labels = { 'engine.h2o.ai/workspace': 'w', 'engine.h2o.ai/id': 'e1' };
 
-function engine(spec: Record<string, unknown>, status: Record<string, unknown> = {}): EngineResource {
+function engine<K extends EngineKindName>(
+  spec: EngineSpec<K>,
+  status: EngineStatus<K> = {},
+): EngineResource<K> {
   return {
     metadata: { name: 'w.e1', namespace: 'ns', uid: 'uid-1', labels },
     spec,
@@ -23,8 +27,11 @@ function engine(spec: Record<string, unknown>, status: Record<string, unknown> =
   };
 }
 
-const dai = (spec: Record<string, unknown> = {}, status: Record<string, unknown> = {}): EngineResource =>
-  engine(
+const dai = (
+  spec: EngineSpec<'DAIEngine'> = {},
+  status: EngineStatus<'DAIEngine'> = {},
+): EngineResource<'DAIEngine'> =>
+  engine<'DAIEngine'>(
     {
       daiEngineVersion: 'workspaces/global/daiEngineVersions/1.10.6',
       cpu: 2,
@@ -44,7 +51,7 @@ const dai = (spec: Record<string, unknown> = {}, status: Record<string, unknown>
     },
   );
 
-const h2o = engine(
+const h2o = engine<'H2OEngine'>(
   { nodeCount: 3, cpu: 1, memoryBytes: '1024' },
   {
     h2oEngineVersionInfo: { image: 'h2o:3' },
@@ -52,14 +59,14 @@ const h2o = engine(
   },
 );
 
-const notebook = (profileInfo: Record<string, unknown> = {}): EngineResource =>
-  engine(
+const notebook = (profileInfo: NotebookEngineProfileInfo = {}): EngineResource<'NotebookEngine'> =>
+  engine<'NotebookEngine'>(
     { storageBytes: '2048' },
     { notebookImageInfo: { image: 'jupyter:1' }, storageClassName: 'fast', profileInfo },
   );
 
-const sandbox = (template: Record<string, unknown> = {}): EngineResource =>
-  engine(
+const sandbox = (template: SandboxEngineTemplateInfo = {}): EngineResource<'SandboxEngine'> =>
+  engine<'SandboxEngine'>(
     { sandboxEngineImage: 'workspaces/global/sandboxEngineImages/python' },
     {
       sandboxEngineImageInfo: {
@@ -220,7 +227,7 @@ describe('desiredObjects()', () => {
 
   test('a failed engine not resumed since wants no pods; a resume after the failure wants them back', () => {
     const failedAt = '2026-01-01T00:00:00.000Z';
-    const failed = {
+    const failed: EngineStatus<'DAIEngine'> = {
       state: 'STATE_FAILED',
       conditions: [{ type: 'Failed', status: 'True', lastTransitionTime: failedAt, reason: 'EngineFailed' }],
     };

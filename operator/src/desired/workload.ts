@@ -28,14 +28,13 @@ import { API_VERSION, ENGINE_KIND_LABEL, ENGINE_UID_LABEL, GROUP } from '../../.
 import { heldFailure } from '../observe/failure-hold.ts';
 import { customisePodTemplate } from '../podtemplate/pod-template.ts';
 import {
-  profileText,
-  specNumber,
-  specText,
-  statusObject,
+  decimalText,
   type EngineKind,
+  type EngineKindName,
   type EngineResource,
   type EngineSizing,
   type Settings,
+  type VersionInfo,
 } from '../kinds/kind.ts';
 
 /** On every owned object: the engine's object name, so events map to their engine's key. */
@@ -82,13 +81,16 @@ export function peerDns(kind: EngineKind, engine: EngineResource): string {
 }
 
 /** Whether the engine is wanted stopped (paused, or terminated for H2O). */
-export function stopWanted(kind: EngineKind, engine: EngineResource): boolean {
+export function stopWanted<K extends EngineKindName>(
+  kind: EngineKind<K>,
+  engine: EngineResource<K>,
+): boolean {
   return engine.spec[kind.stopIntent] === true;
 }
 
 /** Pods the engine wants now: none while stopped, or while failed and not resumed since. */
 export function wantedReplicas(kind: EngineKind, engine: EngineResource): number {
-  if (stopWanted(kind, engine) || heldFailure(engine, kind.failureReasonField) !== undefined) return 0;
+  if (stopWanted(kind, engine) || heldFailure(engine, kind.failureReason?.of(engine)) !== undefined) return 0;
   return kind.runningReplicas(engine);
 }
 
@@ -128,43 +130,13 @@ function metadata(kind: EngineKind, engine: EngineResource): V1ObjectMeta {
   };
 }
 
-/** Requests and limits from cpu, gpu (the profile's GPU resource) and memoryBytes. */
-function profileResources(engine: EngineResource): Record<string, Record<string, string>> {
-  const amounts: Record<string, string> = {
-    cpu: specText(engine, 'cpu') ?? '1',
-    memory: specText(engine, 'memoryBytes') ?? String(1024 ** 3),
-  };
-  const gpu = specNumber(engine, 'gpu', 0);
-  if (gpu > 0) amounts[profileText(engine, 'gpuResourceName') || 'nvidia.com/gpu'] = String(gpu);
-  return { requests: amounts, limits: amounts };
-}
-
-/** What the profile and spec give an engine's pod: the way of every kind but sandboxes. */
-function profileSizing(engine: EngineResource): EngineSizing {
-  return {
-    resources: profileResources(engine),
-    gpu: specNumber(engine, 'gpu', 0),
-    yamlPodTemplateSpec: profileText(engine, 'yamlPodTemplateSpec'),
-    yamlGpuTolerations: profileText(engine, 'yamlGpuTolerations'),
-    maxIdleDuration: engine.spec['maxIdleDuration'],
-    maxRunningDuration: engine.spec['maxRunningDuration'],
-  };
-}
-
 /** The resources, pod customisation and limits of an engine, as its kind decides them. */
 export function sizingOf(kind: EngineKind, engine: EngineResource): EngineSizing {
-  return kind.sizing?.(engine) ?? profileSizing(engine);
-}
-
-interface VersionInfo {
-  image?: string;
-  imagePullPolicy?: string;
-  imagePullSecrets?: string[];
+  return kind.sizing(engine);
 }
 
 function versionInfo(kind: EngineKind, engine: EngineResource): VersionInfo {
-  const info: VersionInfo = statusObject(engine, kind.versionInfoField);
-  return info;
+  return kind.snapshots(engine).version ?? {};
 }
 
 /** The data volume and the configuration files, where the kind has them. */
@@ -328,7 +300,7 @@ function claimTemplate(kind: EngineKind, engine: EngineResource): V1PersistentVo
     spec: {
       accessModes: ['ReadWriteOnce'],
       ...(storageClassName !== undefined ? { storageClassName } : {}),
-      resources: { requests: { storage: specText(engine, 'storageBytes') ?? String(1024 ** 3) } },
+      resources: { requests: { storage: decimalText(kind.storageBytes?.(engine)) ?? String(1024 ** 3) } },
     },
   };
 }

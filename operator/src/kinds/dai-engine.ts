@@ -6,7 +6,8 @@ import { CORE_DAI_CONFIG_KEYS } from '../../../shared/dai-config.ts';
 import { RESOURCE_KINDS } from '../../../shared/resources.ts';
 import { compareVersions } from '../../../shared/semver.ts';
 import { daiConfiguration, toToml } from '../desired/dai-config.ts';
-import { engineUrl, specText, statusObject, type EngineKind, type EngineResource } from './kind.ts';
+import { engineUrl, type EngineKind, type EngineResource } from './kind.ts';
+import { profileSizing } from './profile-sizing.ts';
 import { idOf } from '../../../shared/resource-name.ts';
 
 const PORT = 12345;
@@ -14,19 +15,24 @@ const DATA = '/data';
 /** The first release that reports its disk usage. */
 const DISK_REPORT_SINCE = '1.10.6';
 
-function versionOf(engine: EngineResource): string {
-  return idOf(specText(engine, 'daiEngineVersion') ?? '');
+function versionOf(engine: EngineResource<'DAIEngine'>): string {
+  return idOf(engine.spec.daiEngineVersion ?? '');
 }
 
-export const daiEngineKind: EngineKind = {
-  kind: RESOURCE_KINDS.DAIEngine.kind,
+export const daiEngineKind: EngineKind<'DAIEngine'> = {
+  kind: 'DAIEngine',
   plural: RESOURCE_KINDS.DAIEngine.plural,
   collection: RESOURCE_KINDS.DAIEngine.collection,
   prefix: 'dai',
   container: 'driverless-ai',
   port: PORT,
   dataMountPath: DATA,
-  versionInfoField: 'daiEngineVersionInfo',
+  storageBytes: (engine) => engine.spec.storageBytes,
+  snapshots: (engine) => ({
+    profile: engine.status?.profileInfo,
+    version: engine.status?.daiEngineVersionInfo,
+  }),
+  sizing: profileSizing,
   stopIntent: 'paused',
   stopStates: { stopping: 'STATE_PAUSING', stopped: 'STATE_PAUSED' },
   hasConnectingState: true,
@@ -35,8 +41,8 @@ export const daiEngineKind: EngineKind = {
   files: (engine, settings) => ({
     'config.toml': toToml(
       daiConfiguration({
-        profile: statusObject(engine, 'profileInfo'),
-        engineConfig: (engine.spec['config'] ?? {}) as Record<string, string>,
+        profile: engine.status?.profileInfo ?? {},
+        engineConfig: engine.spec.config ?? {},
         core: {
           ip: '0.0.0.0',
           port: String(PORT),
@@ -44,7 +50,7 @@ export const daiEngineKind: EngineKind = {
           log_directory: `${DATA}/log`,
           authentication_method: 'openid',
           base_url: new URL(engineUrl(daiEngineKind, engine, settings)).pathname,
-          enable_triton_server_local: String(statusObject(engine, 'profileInfo')['tritonEnabled'] === true),
+          enable_triton_server_local: String(engine.status?.profileInfo?.tritonEnabled === true),
         },
         reservedKeys: CORE_DAI_CONFIG_KEYS,
       }),
@@ -66,7 +72,7 @@ export const daiEngineKind: EngineKind = {
     return { apiUrl: url, loginUrl: `${url}openid/login` };
   },
   storageClass: (engine) => {
-    const name = engine.status?.['dataDirectoryStorageClass'];
+    const name = engine.status?.dataDirectoryStorageClass;
     return typeof name === 'string' && name !== '' ? name : undefined;
   },
   reportsDiskUsage: (engine) => compareVersions(versionOf(engine), DISK_REPORT_SINCE) >= 0,

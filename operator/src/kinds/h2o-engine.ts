@@ -9,15 +9,27 @@
 import { RESOURCE_KINDS } from '../../../shared/resources.ts';
 import { h2oActivityProbe } from '../activity/h2o-jobs.ts';
 import { unprivilegedEngine } from './engine-user.ts';
-import { enginePath, engineUrl, profileText, specText, specNumber, type EngineKind } from './kind.ts';
+import type { V1EnvVar } from '@kubernetes/client-node';
+import { decimalText, enginePath, engineUrl, type EngineKind, type EngineResource } from './kind.ts';
+import { profileSizing } from './profile-sizing.ts';
 
 /** Port of H2O's Kubernetes endpoint (`/kubernetes/isLeaderNode`), beside its API on 54321. */
 export const H2O_KUBERNETES_API_PORT = 8081;
 /** How long a node looks for the others before the cloud forms without the missing ones. */
 export const H2O_NODE_LOOKUP_TIMEOUT_SECONDS = 180;
 
-export const h2oEngineKind: EngineKind = {
-  kind: RESOURCE_KINDS.H2OEngine.kind,
+/** The JVM's options and class path, from the profile. */
+function javaEnv(engine: EngineResource<'H2OEngine'>): V1EnvVar[] {
+  const profile = engine.status?.profileInfo;
+  return [
+    { name: 'JAVA_OPTS', value: profile?.javaOptions ?? '' },
+    { name: 'H2O_OPTS', value: profile?.h2oOptions ?? '' },
+    { name: 'CLASSPATH', value: profile?.javaClasspath ?? '' },
+  ];
+}
+
+export const h2oEngineKind: EngineKind<'H2OEngine'> = {
+  kind: 'H2OEngine',
   plural: RESOURCE_KINDS.H2OEngine.plural,
   collection: RESOURCE_KINDS.H2OEngine.collection,
   prefix: 'h2o',
@@ -42,22 +54,24 @@ export const h2oEngineKind: EngineKind = {
     failureThreshold: 1,
   },
   servedByLeader: true,
-  versionInfoField: 'h2oEngineVersionInfo',
+  snapshots: (engine) => ({
+    profile: engine.status?.profileInfo,
+    version: engine.status?.h2oEngineVersionInfo,
+  }),
+  sizing: profileSizing,
   stopIntent: 'terminated',
   stopStates: { stopping: 'STATE_TERMINATING', stopped: 'STATE_TERMINATED' },
   hasConnectingState: true,
-  runningReplicas: (engine) => Math.max(1, specNumber(engine, 'nodeCount', 1)),
+  runningReplicas: (engine) => Math.max(1, engine.spec.nodeCount ?? 1),
   env: (engine, { replicas, settings, peerDns }) => [
-    { name: 'JAVA_OPTS', value: profileText(engine, 'javaOptions') },
-    { name: 'H2O_OPTS', value: profileText(engine, 'h2oOptions') },
-    { name: 'CLASSPATH', value: profileText(engine, 'javaClasspath') },
+    ...javaEnv(engine),
     // H2O-3's Kubernetes clustering: look the nodes up by the headless Service's DNS name until
     // all of them answer (or the timeout passes), then elect the leader.
     { name: 'H2O_KUBERNETES_SERVICE_DNS', value: peerDns },
     { name: 'H2O_NODE_EXPECTED_COUNT', value: String(replicas) },
     { name: 'H2O_NODE_LOOKUP_TIMEOUT', value: String(H2O_NODE_LOOKUP_TIMEOUT_SECONDS) },
     { name: 'H2O_KUBERNETES_API_PORT', value: String(H2O_KUBERNETES_API_PORT) },
-    { name: 'H2O_NODE_MEMORY', value: specText(engine, 'memoryBytes') ?? '' },
+    { name: 'H2O_NODE_MEMORY', value: decimalText(engine.spec.memoryBytes) ?? '' },
     // The image passes it to `-context_path`: H2O's pages and links stay under the engine's address.
     { name: 'H2O_CONTEXT_PATH', value: enginePath(h2oEngineKind, engine, settings) },
   ],

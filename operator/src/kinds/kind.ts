@@ -15,9 +15,21 @@ import type {
 } from '@kubernetes/client-node';
 import { ID_LABEL, WORKSPACE_LABEL } from '../../../shared/resources.ts';
 import type { ActivityProbe } from '../activity/activity-probe.ts';
+import type { DAIEngineStatus, Int64, ResourceTypes } from '../gen/resources.ts';
 
-/** An engine custom resource as the operator reads it. */
-export interface EngineResource {
+/** The engine kinds the operator reconciles. */
+export type EngineKindName = 'DAIEngine' | 'H2OEngine' | 'NotebookEngine' | 'SandboxEngine';
+
+/** An engine's spec as stored (operator/src/gen/resources.ts). */
+export type EngineSpec<K extends EngineKindName> = ResourceTypes[K]['spec'];
+/** An engine's status as stored: the API's output fields and the operator's reports. */
+export type EngineStatus<K extends EngineKindName> = ResourceTypes[K]['status'];
+
+/**
+ * An engine custom resource as the operator reads it, of kind K; of any engine kind when K is
+ * not named (its spec and status then hold only what every kind has).
+ */
+export interface EngineResource<K extends EngineKindName = EngineKindName> {
   apiVersion?: string;
   kind?: string;
   metadata: {
@@ -32,14 +44,50 @@ export interface EngineResource {
     annotations?: Record<string, string>;
     labels?: Record<string, string>;
   };
-  spec: Record<string, unknown> & { paused?: boolean; terminated?: boolean };
+  spec: EngineSpec<K>;
   /** The output fields: the status subresource over what the API recorded at creation. */
-  status?: Record<string, unknown>;
+  status?: EngineStatus<K>;
   /**
    * The status subresource alone, when it differs from `status`: what the operator's reports
    * are compared with, so that kubectl shows the state it reports from the first one.
    */
-  storedStatus?: Record<string, unknown>;
+  storedStatus?: EngineStatus<K>;
+}
+
+/** The spec field recording a kind's wanted stop: `paused`, or `terminated` for kinds that cannot resume. */
+export type StopIntent<K extends EngineKindName> = K extends EngineKindName
+  ? Extract<keyof EngineSpec<K>, 'paused' | 'terminated'>
+  : never;
+
+/**
+ * The status fields the steps every kind shares read. Kinds that are never resumed (H2O,
+ * sandboxes) have no resumeTime: it reads as unset for them.
+ */
+export type SharedStatus = Pick<DAIEngineStatus, 'resumeTime' | 'runningSince' | 'conditions'> & {
+  state?: EngineStatus<EngineKindName>['state'];
+};
+
+/** A condition as stored in an engine's status. */
+export type StoredCondition = NonNullable<SharedStatus['conditions']>[number];
+
+/** The engine's status as the steps every kind shares read it. */
+export function sharedStatus(engine: EngineResource): SharedStatus {
+  return engine.status ?? {};
+}
+
+/** What an engine runs: its version's (or image's) snapshot, as every kind's has it. */
+export interface VersionInfo {
+  image?: string;
+  imagePullPolicy?: string;
+  imagePullSecrets?: string[];
+}
+
+/** The snapshots the API takes of what the engine was created from; unset until written. */
+export interface Snapshots {
+  /** The profile's (sandboxes: the template's). */
+  profile: object | undefined;
+  /** The version's (notebooks and sandboxes: the image's). */
+  version: VersionInfo | undefined;
 }
 
 /** Operator settings every kind may use. */
@@ -75,9 +123,9 @@ export interface StopStates {
   stopped: string;
 }
 
-export interface EngineKind {
+export interface EngineKind<K extends EngineKindName = EngineKindName> {
   /** The custom resource kind, e.g. `DAIEngine`. */
-  kind: string;
+  kind: K;
   /** The Kubernetes plural, e.g. `daiengines`. */
   plural: string;
   /** The API collection, e.g. `daiEngines`. */
@@ -113,44 +161,47 @@ export interface EngineKind {
    * cluster cannot take a new member once formed, so its pods are never replaced one by one.
    */
   servedByLeader?: boolean;
-  /** The status field holding the profile or template snapshot; `profileInfo` when unset. */
-  profileInfoField?: string;
+  /** The snapshots of the profile (or template) and the version (or image) the engine runs. */
+  snapshots(engine: EngineResource<K>): Snapshots;
   /**
-   * What the engine's pod gets from its profile or template, when not the profile's way (cpu,
-   * gpu and memoryBytes in the spec; the profile's pod template and GPU tolerations).
+   * What the engine's pod gets: from its profile (cpu, gpu and memoryBytes in the spec; the
+   * profile's pod template and GPU tolerations), or, for sandboxes, from their template.
    */
-  sizing?(engine: EngineResource): EngineSizing;
+  sizing(engine: EngineResource<K>): EngineSizing;
   /** Hardening and volumes beyond every engine's (sandboxes: read-only root, scratch space). */
-  isolation?(engine: EngineResource, settings: Settings): Isolation;
+  isolation?(engine: EngineResource<K>, settings: Settings): Isolation;
   /** A Secret's files the engine reads (Driverless AI: its license), when the installation has them. */
   secretFiles?(settings: Settings): SecretFiles | undefined;
   /** Status fields beyond the state, from the pods (sandboxes: why they are still starting). */
   pendingStatus?(state: string, pods: readonly V1Pod[]): Record<string, unknown>;
   /** Where the data volume is mounted; kinds without one keep no data. */
   dataMountPath?: string;
-  /** The status field holding the version or image snapshot. */
-  versionInfoField: string;
+  /** The size the data volume is wanted at, in bytes (kinds with one); unset takes 1 GiB. */
+  storageBytes?(engine: EngineResource<K>): Int64 | undefined;
   /** The spec field recording the wanted stop, and the states it leads through. */
-  stopIntent: 'paused' | 'terminated';
+  stopIntent: StopIntent<K>;
   stopStates: StopStates;
   /** Whether a running pod whose engine does not answer yet reads CONNECTING (else STARTING). */
   hasConnectingState: boolean;
-  /** Status field with the notebook failure reason, when the kind has one. */
-  failureReasonField?: string;
+  /**
+   * The status field with the notebook failure reason, which the operator reports, and the
+   * reason reported so far, when the kind has one.
+   */
+  failureReason?: { field: 'failureReason'; of(engine: EngineResource<K>): string | undefined };
   /** Pods wanted while running. */
-  runningReplicas(engine: EngineResource): number;
+  runningReplicas(engine: EngineResource<K>): number;
   /** Environment of the engine container. */
-  env(engine: EngineResource, context: EnvContext): V1EnvVar[];
+  env(engine: EngineResource<K>, context: EnvContext): V1EnvVar[];
   /** Files the engine reads at start (mounted from a ConfigMap), by file name. */
-  files?(engine: EngineResource, settings: Settings): Record<string, string>;
+  files?(engine: EngineResource<K>, settings: Settings): Record<string, string>;
   /** Where the files are mounted, and the environment variable naming the main one. */
   filesMount?: { path: string; env?: { name: string; file: string } };
   /** URLs reported in status, by field. */
-  urls(engine: EngineResource, settings: Settings): Record<string, string>;
+  urls(engine: EngineResource<K>, settings: Settings): Record<string, string>;
   /** The storage class the data volume asks for, if any. */
-  storageClass?(engine: EngineResource): string | undefined;
+  storageClass?(engine: EngineResource<K>): string | undefined;
   /** Whether the engine reports its disk usage (DAI 1.10.6 and later). */
-  reportsDiskUsage?(engine: EngineResource): boolean;
+  reportsDiskUsage?(engine: EngineResource<K>): boolean;
   /**
    * How to ask a running engine, once its idle time reaches its limit, whether it worked without
    * traffic through its address (a kernel busy, a job training); served on `port` under the
@@ -174,8 +225,9 @@ export interface EngineSizing {
   gpu: number;
   yamlPodTemplateSpec: string;
   yamlGpuTolerations: string;
-  maxIdleDuration: unknown;
-  maxRunningDuration: unknown;
+  /** Durations as stored, e.g. `"3600s"`; unset or `"0s"`: no limit. */
+  maxIdleDuration: string | undefined;
+  maxRunningDuration: string | undefined;
 }
 
 /** A Secret mounted read-only at `path`, and the environment variable naming the file there. */
@@ -216,33 +268,7 @@ export function enginePath(kind: EngineKind, engine: EngineResource, settings: S
   return new URL(engineUrl(kind, engine, settings)).pathname.replace(/\/$/, '');
 }
 
-/** A string field of the engine's profile snapshot. */
-export function profileText(engine: EngineResource, field: string): string {
-  const value = statusObject(engine, PROFILE_INFO)[field];
-  return typeof value === 'string' ? value : '';
-}
-
-const PROFILE_INFO = 'profileInfo';
-
-/** The status field with the snapshot of what the engine was created from. */
-export function profileInfoField(kind: EngineKind): string {
-  return kind.profileInfoField ?? PROFILE_INFO;
-}
-
-/** A scalar field of the engine's spec as text (int64 values arrive as strings or numbers). */
-export function specText(engine: EngineResource, field: string): string | undefined {
-  const value = engine.spec[field];
-  return typeof value === 'string' || typeof value === 'number' ? String(value) : undefined;
-}
-
-/** A numeric field of the engine's spec, or `fallback` when unset. */
-export function specNumber(engine: EngineResource, field: string, fallback: number): number {
-  const text = specText(engine, field);
-  return text === undefined ? fallback : Number(text);
-}
-
-/** An object field of the engine's status (a snapshot such as profileInfo), or an empty one. */
-export function statusObject(engine: EngineResource, field: string): Record<string, unknown> {
-  const value = engine.status?.[field];
-  return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
+/** An integer of the spec as text, as Kubernetes quantities and environment variables take it. */
+export function decimalText(value: Int64 | undefined): string | undefined {
+  return value === undefined ? undefined : String(value);
 }

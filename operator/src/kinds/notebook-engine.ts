@@ -9,33 +9,40 @@ import type { V1EnvVar } from '@kubernetes/client-node';
 import { RESOURCE_KINDS } from '../../../shared/resources.ts';
 import { jupyterActivityProbe } from '../activity/jupyter.ts';
 import { unprivilegedEngine } from './engine-user.ts';
-import { enginePath, profileText, statusObject, type EngineKind, type EngineResource } from './kind.ts';
+import { enginePath, type EngineKind, type EngineResource } from './kind.ts';
+import { profileSizing } from './profile-sizing.ts';
 
 const HOME = '/home/jovyan';
 
 /** The profile's repository, cloned into the home volume by the image, when the profile asks for it. */
-function gitSync(engine: EngineResource): V1EnvVar[] {
-  if (statusObject(engine, 'profileInfo')['syncGitRepositoryEnabled'] !== true) return [];
+function gitSync(engine: EngineResource<'NotebookEngine'>): V1EnvVar[] {
+  const profile = engine.status?.profileInfo;
+  if (profile?.syncGitRepositoryEnabled !== true) return [];
   return [
-    { name: 'GIT_REPOSITORY', value: profileText(engine, 'gitRepository') },
-    { name: 'GIT_REF', value: profileText(engine, 'gitRef') || 'HEAD' },
-    { name: 'GIT_DIRECTORY_NAME', value: profileText(engine, 'gitDirectoryName') || 'Example' },
+    { name: 'GIT_REPOSITORY', value: profile.gitRepository ?? '' },
+    { name: 'GIT_REF', value: profile.gitRef || 'HEAD' },
+    { name: 'GIT_DIRECTORY_NAME', value: profile.gitDirectoryName || 'Example' },
   ];
 }
 
-export const notebookEngineKind: EngineKind = {
-  kind: RESOURCE_KINDS.NotebookEngine.kind,
+export const notebookEngineKind: EngineKind<'NotebookEngine'> = {
+  kind: 'NotebookEngine',
   plural: RESOURCE_KINDS.NotebookEngine.plural,
   collection: RESOURCE_KINDS.NotebookEngine.collection,
   prefix: 'nb',
   container: 'notebook',
   port: 8888,
   dataMountPath: HOME,
-  versionInfoField: 'notebookImageInfo',
+  storageBytes: (engine) => engine.spec.storageBytes,
+  snapshots: (engine) => ({
+    profile: engine.status?.profileInfo,
+    version: engine.status?.notebookImageInfo,
+  }),
+  sizing: profileSizing,
   stopIntent: 'paused',
   stopStates: { stopping: 'STATE_PAUSING', stopped: 'STATE_PAUSED' },
   hasConnectingState: false,
-  failureReasonField: 'failureReason',
+  failureReason: { field: 'failureReason', of: (engine) => engine.status?.failureReason },
   runningReplicas: () => 1,
   env: (engine, { settings }) => [
     // Jupyter's base_url in the image: the path of the address users open, without the slash.
@@ -48,7 +55,7 @@ export const notebookEngineKind: EngineKind = {
   // Notebooks are reached through the API's :access call, which answers their address.
   urls: () => ({}),
   storageClass: (engine) => {
-    const name = engine.status?.['storageClassName'];
+    const name = engine.status?.storageClassName;
     return typeof name === 'string' && name !== '' ? name : undefined;
   },
   // A kernel running a cell, or used since the idle time began, keeps the notebook running.

@@ -10,39 +10,38 @@ import type { V1Pod, V1ResourceRequirements } from '@kubernetes/client-node';
 import { podPending, type Pending } from '../observe/pending.ts';
 import { RESOURCE_KINDS } from '../../../shared/resources.ts';
 import { SANDBOX_CONTAINER, SANDBOX_PREFIX } from '../../../shared/workloads.ts';
-import { statusObject, type EngineKind, type EngineResource, type Isolation } from './kind.ts';
+import type { Int64, SandboxEngineTemplateInfo } from '../gen/resources.ts';
+import { decimalText, type EngineKind, type EngineResource, type Isolation } from './kind.ts';
 
 /** Where users keep their work, their home, and temporary files: the pod's only writable places. */
 export const SANDBOX_MOUNTS = { workspace: '/workspace', home: '/home/sandbox', tmp: '/tmp' } as const;
 /** The user sandbox code runs as: not root, whatever the image says. */
 export const SANDBOX_UID = 1000;
 
-const TEMPLATE_INFO = 'sandboxEngineTemplateInfo';
-
-function template(engine: EngineResource): Record<string, unknown> {
-  return statusObject(engine, TEMPLATE_INFO);
+/** The snapshot of the template the sandbox was created from; empty until written. */
+function template(engine: EngineResource<'SandboxEngine'>): SandboxEngineTemplateInfo {
+  return engine.status?.sandboxEngineTemplateInfo ?? {};
 }
 
-function text(value: unknown): string {
-  return typeof value === 'string' || typeof value === 'number' ? String(value) : '';
+function text(value: Int64 | undefined): string {
+  return decimalText(value) ?? '';
 }
 
-function amount(value: unknown): number {
+function amount(value: Int64 | undefined): number {
   const parsed = Number(text(value));
   return Number.isFinite(parsed) ? parsed : 0;
 }
 
 /** Requests and limits from the template: a CPU limit of 0 is none, unset requests equal the limits. */
-export function sandboxResources(info: Record<string, unknown>): V1ResourceRequirements {
+export function sandboxResources(info: SandboxEngineTemplateInfo): V1ResourceRequirements {
   const requests: Record<string, string> = {};
   const limits: Record<string, string> = {};
-  const memoryLimit = text(info['memoryBytesLimit']);
-  const memoryRequest =
-    amount(info['memoryBytesRequest']) > 0 ? text(info['memoryBytesRequest']) : memoryLimit;
+  const memoryLimit = text(info.memoryBytesLimit);
+  const memoryRequest = amount(info.memoryBytesRequest) > 0 ? text(info.memoryBytesRequest) : memoryLimit;
   if (amount(memoryLimit) > 0) limits['memory'] = memoryLimit;
   if (amount(memoryRequest) > 0) requests['memory'] = memoryRequest;
-  const cpuLimit = amount(info['milliCpuLimit']);
-  const cpuRequest = amount(info['milliCpuRequest']) || cpuLimit;
+  const cpuLimit = amount(info.milliCpuLimit);
+  const cpuRequest = amount(info.milliCpuRequest) || cpuLimit;
   if (cpuLimit > 0) limits['cpu'] = `${cpuLimit}m`;
   if (cpuRequest > 0) requests['cpu'] = `${cpuRequest}m`;
   return withGpu({ requests, limits }, info);
@@ -51,11 +50,11 @@ export function sandboxResources(info: Record<string, unknown>): V1ResourceRequi
 /** GPUs are requested as much as they are limited, under the template's resource name. */
 function withGpu(
   resources: { requests: Record<string, string>; limits: Record<string, string> },
-  info: Record<string, unknown>,
+  info: SandboxEngineTemplateInfo,
 ): V1ResourceRequirements {
-  const gpu = amount(info['gpu']);
+  const gpu = amount(info.gpu);
   if (gpu <= 0) return resources;
-  const resource = text(info['gpuResource']) || 'nvidia.com/gpu';
+  const resource = info.gpuResource || 'nvidia.com/gpu';
   return {
     requests: { ...resources.requests, [resource]: String(gpu) },
     limits: { ...resources.limits, [resource]: String(gpu) },
@@ -63,8 +62,8 @@ function withGpu(
 }
 
 /** Non-root, read-only root, no capabilities; writable scratch volumes, the workspace sized by the template. */
-function isolation(engine: EngineResource, runtimeClassName: string | undefined): Isolation {
-  const storage = text(template(engine)['storageBytes']);
+function isolation(engine: EngineResource<'SandboxEngine'>, runtimeClassName: string | undefined): Isolation {
+  const storage = text(template(engine).storageBytes);
   const workspaceLimit = storage !== '' && storage !== '0' ? { sizeLimit: storage } : {};
   return {
     securityContext: {
@@ -109,24 +108,25 @@ export function sandboxPendingStatus(state: string, pods: readonly V1Pod[]): Rec
   return { pendingReason: 'PENDING_REASON_UNSPECIFIED', pendingMessage: '' };
 }
 
-export const sandboxEngineKind: EngineKind = {
-  kind: RESOURCE_KINDS.SandboxEngine.kind,
+export const sandboxEngineKind: EngineKind<'SandboxEngine'> = {
+  kind: 'SandboxEngine',
   plural: RESOURCE_KINDS.SandboxEngine.plural,
   collection: RESOURCE_KINDS.SandboxEngine.collection,
   prefix: SANDBOX_PREFIX,
   container: SANDBOX_CONTAINER,
-  profileInfoField: TEMPLATE_INFO,
-  versionInfoField: 'sandboxEngineImageInfo',
+  snapshots: (engine) => ({
+    profile: engine.status?.sandboxEngineTemplateInfo,
+    version: engine.status?.sandboxEngineImageInfo,
+  }),
   stopIntent: 'terminated',
   stopStates: { stopping: 'STATE_TERMINATING', stopped: 'STATE_TERMINATED' },
   hasConnectingState: false,
   runningReplicas: () => 1,
   env: (engine) => {
-    const variables = template(engine)['environmentalVariables'];
-    const set = typeof variables === 'object' && variables !== null ? Object.entries(variables) : [];
+    const variables = Object.entries(template(engine).environmentalVariables ?? {});
     return [
       { name: 'HOME', value: SANDBOX_MOUNTS.home },
-      ...set.map(([name, value]) => ({ name, value: text(value) })),
+      ...variables.map(([name, value]) => ({ name, value })),
     ];
   },
   // Sandboxes are used through the API (processes, files, ports), not at an address of their own.
@@ -137,11 +137,11 @@ export const sandboxEngineKind: EngineKind = {
     const info = template(engine);
     return {
       resources: sandboxResources(info),
-      gpu: amount(info['gpu']),
-      yamlPodTemplateSpec: text(info['yamlPodTemplateSpec']),
+      gpu: amount(info.gpu),
+      yamlPodTemplateSpec: info.yamlPodTemplateSpec ?? '',
       yamlGpuTolerations: '',
-      maxIdleDuration: info['maxIdleDuration'],
-      maxRunningDuration: info['maxRunningDuration'],
+      maxIdleDuration: info.maxIdleDuration,
+      maxRunningDuration: info.maxRunningDuration,
     };
   },
   isolation: (engine, settings) => isolation(engine, settings.sandboxRuntimeClassName),

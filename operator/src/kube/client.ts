@@ -19,7 +19,7 @@ import {
 } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../../../shared/resources.ts';
 import { statusCode } from '../../../shared/watched-collection.ts';
-import type { EngineResource } from '../kinds/kind.ts';
+import type { EngineKind, EngineKindName, EngineResource } from '../kinds/kind.ts';
 import type { Logger } from 'pino';
 import type { ControllerMetrics } from '../runtime/metrics.ts';
 import { TokenBucket } from './token-bucket.ts';
@@ -107,20 +107,33 @@ export class KubeClient {
     return { group: GROUP, version: VERSION, namespace: this.namespace, plural, name };
   }
 
-  /** A JSON merge patch of an engine's metadata or spec (with resourceVersion: fails on a race). */
-  async patchEngine(plural: string, name: string, body: object): Promise<EngineResource> {
+  /**
+   * A JSON merge patch of an engine's metadata or spec (with resourceVersion: fails on a race);
+   * the engine of that kind as the apiserver answers it.
+   */
+  async patchEngine<K extends EngineKindName>(
+    kind: EngineKind<K>,
+    name: string,
+    body: object,
+  ): Promise<EngineResource<K>> {
+    const { plural } = kind;
     return (await this.call('patch', `${plural}/${name}`, () =>
       this.custom.patchNamespacedCustomObject({ ...this.engineTarget(plural, name), body }, mergePatch),
-    )) as EngineResource;
+    )) as EngineResource<K>;
   }
 
-  async patchEngineStatus(plural: string, name: string, status: object): Promise<EngineResource> {
+  async patchEngineStatus<K extends EngineKindName>(
+    kind: EngineKind<K>,
+    name: string,
+    status: object,
+  ): Promise<EngineResource<K>> {
+    const { plural } = kind;
     return (await this.call('patch', `${plural}/${name}/status`, () =>
       this.custom.patchNamespacedCustomObjectStatus(
         { ...this.engineTarget(plural, name), body: { status } },
         mergePatch,
       ),
-    )) as EngineResource;
+    )) as EngineResource<K>;
   }
 
   /** Server-side apply, forcing ownership of the fields the operator sets; the object as applied. */

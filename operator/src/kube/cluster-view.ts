@@ -37,7 +37,7 @@ import {
   type ListPage,
 } from '../../../shared/watched-collection.ts';
 import { ENGINE_ANNOTATION } from '../desired/workload.ts';
-import type { EngineKind, EngineResource } from '../kinds/kind.ts';
+import type { EngineKind, EngineKindName, EngineResource } from '../kinds/kind.ts';
 
 /** Hears which engine (kind and name) a change concerns. */
 export type EngineChanged = (kind: string, name: string) => void;
@@ -96,7 +96,7 @@ const PARTS = new SharedParts();
  * (status over what the API recorded at creation, shared/recorded.ts), the status as stored
  * beside them, equal parts shared, and the recorded annotation's text, now merged, dropped.
  */
-function engineView(engine: EngineResource): EngineResource {
+function engineView<K extends EngineKindName>(engine: EngineResource<K>): EngineResource<K> {
   return {
     ...engine,
     metadata: trimMetadata(engine.metadata, RECORDED_ANNOTATION),
@@ -181,9 +181,9 @@ export class OwnedCopy<T extends KubernetesObject> {
 }
 
 /** A copy of one kind's engines. */
-class EngineCopy {
-  readonly collection: WatchedCollection<EngineResource>;
-  private readonly own = new OwnWrites<EngineResource>();
+class EngineCopy<K extends EngineKindName> {
+  readonly collection: WatchedCollection<EngineResource<K>>;
+  private readonly own = new OwnWrites<EngineResource<K>>();
   /** resourceVersions of the operator's own status writes, whose events queue nothing. */
   private readonly ownReports = new Set<string>();
   /** The size at which `ownReports` is swept of the reports the copy has seen. */
@@ -191,13 +191,14 @@ class EngineCopy {
 
   constructor(
     options: { kubeConfig: KubeConfig; namespace: string; log: Logger },
-    kind: EngineKind,
+    kind: EngineKind<K>,
     changed: EngineChanged,
   ) {
-    this.collection = new WatchedCollection<EngineResource>({
+    this.collection = new WatchedCollection<EngineResource<K>>({
       kubeConfig: options.kubeConfig,
       ...customResources(options.kubeConfig, options.namespace, kind.plural),
-      keep: (object) => engineView(object as EngineResource),
+      // The apiserver's objects of the kind's collection, which its CRD's schema checked.
+      keep: (object) => engineView(object as EngineResource<K>),
       onChange: (name, _before, after) => {
         const version = after?.metadata.resourceVersion;
         if (version !== undefined && this.ownReports.delete(version)) return;
@@ -209,13 +210,13 @@ class EngineCopy {
     });
   }
 
-  get(name: string): EngineResource | undefined {
+  get(name: string): EngineResource<K> | undefined {
     return this.own.pick(name, this.collection.get(name));
   }
 
   /** Notes a write's answer; `report` marks a status write, whose event need not queue the engine. */
   /** Notes the operator's write of an engine; the engine as reconciles read it. */
-  wrote(engine: EngineResource, report: boolean): EngineResource {
+  wrote(engine: EngineResource<K>, report: boolean): EngineResource<K> {
     const view = engineView(engine);
     this.own.note(view);
     const version = engine.metadata.resourceVersion;
@@ -230,8 +231,11 @@ class EngineCopy {
   }
 }
 
+/** The copy of each kind's engines. */
+type EngineCopies = { [K in EngineKindName]?: EngineCopy<K> };
+
 export class ClusterView {
-  private readonly engines = new Map<string, EngineCopy>();
+  private readonly engines: EngineCopies = {};
   readonly statefulSets: OwnedCopy<V1StatefulSet>;
   readonly pods: OwnedCopy<V1Pod>;
   readonly claims: OwnedCopy<V1PersistentVolumeClaim>;
@@ -244,7 +248,7 @@ export class ClusterView {
     changed: EngineChanged,
   ) {
     const { kubeConfig, namespace, log } = options;
-    for (const kind of options.kinds) this.engines.set(kind.plural, new EngineCopy(options, kind, changed));
+    for (const kind of options.kinds) this.addEngineCopy(options, kind, changed);
     const core = kubeConfig.makeApiClient(CoreV1Api);
     const apps = kubeConfig.makeApiClient(AppsV1Api);
     const networking = kubeConfig.makeApiClient(NetworkingV1Api);
@@ -290,7 +294,7 @@ export class ClusterView {
 
   private get collections(): WatchedCollection<unknown>[] {
     return [
-      ...[...this.engines.values()].map((e) => e.collection),
+      ...Object.values(this.engines).map((e) => e.collection),
       this.statefulSets.collection,
       this.pods.collection,
       this.claims.collection,
@@ -319,18 +323,32 @@ export class ClusterView {
     return this.collections.reduce((sum, c) => sum + c.size, 0);
   }
 
+  private addEngineCopy<K extends EngineKindName>(
+    options: { kubeConfig: KubeConfig; namespace: string; log: Logger },
+    kind: EngineKind<K>,
+    changed: EngineChanged,
+  ): void {
+    const copies: { [P in K]?: EngineCopy<P> } = this.engines;
+    copies[kind.kind] = new EngineCopy(options, kind, changed);
+  }
+
   /** The engine as reconciles read it (see engineView). */
-  engine(kind: EngineKind, name: string): EngineResource | undefined {
+  engine<K extends EngineKindName>(kind: EngineKind<K>, name: string): EngineResource<K> | undefined {
     return this.engineCopy(kind).get(name);
   }
 
   /** Notes the operator's write of an engine; the engine as reconciles read it. */
-  wroteEngine(kind: EngineKind, engine: EngineResource, report = false): EngineResource {
+  wroteEngine<K extends EngineKindName>(
+    kind: EngineKind<K>,
+    engine: EngineResource<K>,
+    report = false,
+  ): EngineResource<K> {
     return this.engineCopy(kind).wrote(engine, report);
   }
 
-  private engineCopy(kind: EngineKind): EngineCopy {
-    const copy = this.engines.get(kind.plural);
+  private engineCopy<K extends EngineKindName>(kind: EngineKind<K>): EngineCopy<K> {
+    const copies: { [P in K]?: EngineCopy<P> } = this.engines;
+    const copy = copies[kind.kind];
     if (copy === undefined) throw new TypeError(`no copy of ${kind.plural}`);
     return copy;
   }

@@ -4,21 +4,13 @@
  * seen. The failure time is the `Failed` condition's transition time; a resume after it ends the
  * hold. Pure.
  */
-import type { EngineResource } from '../kinds/kind.ts';
+import { sharedStatus, type EngineResource, type StoredCondition } from '../kinds/kind.ts';
 import { timeOf } from '../../../shared/durations.ts';
 
 /** Condition types the operator reports. */
 export const READY = 'Ready';
 export const FAILED = 'Failed';
 export const STOPPED = 'Stopped';
-
-interface ConditionLike {
-  type?: string;
-  status?: string;
-  reason?: string;
-  message?: string;
-  lastTransitionTime?: string;
-}
 
 export interface HeldFailure {
   since: Date;
@@ -28,30 +20,30 @@ export interface HeldFailure {
   message: string;
 }
 
-function failedCondition(engine: EngineResource): ConditionLike | undefined {
-  const conditions = (engine.status?.['conditions'] ?? []) as ConditionLike[];
+function failedCondition(engine: EngineResource): StoredCondition | undefined {
+  const conditions = sharedStatus(engine).conditions ?? [];
   return conditions.find((c) => c.type === FAILED && c.status === 'True');
 }
 
-function reasonOf(engine: EngineResource, field: string | undefined): string {
-  const reason = field === undefined ? undefined : engine.status?.[field];
-  return typeof reason === 'string' ? reason : 'FAILURE_REASON_UNKNOWN';
-}
-
 /** The `Failed` condition's reason, when it has one. */
-function causeOf(failed: ConditionLike | undefined): { cause?: string } {
+function causeOf(failed: StoredCondition | undefined): { cause?: string } {
   return failed?.reason ? { cause: failed.reason } : {};
 }
 
-export function heldFailure(engine: EngineResource, failureReasonField?: string): HeldFailure | undefined {
-  if (engine.status?.['state'] !== 'STATE_FAILED') return undefined;
+/**
+ * The failure the engine is held in, if any; `failureReason` is the reason its status reports
+ * (kinds that have one), the unknown reason otherwise.
+ */
+export function heldFailure(engine: EngineResource, failureReason?: string): HeldFailure | undefined {
+  const status = sharedStatus(engine);
+  if (status.state !== 'STATE_FAILED') return undefined;
   const failed = failedCondition(engine);
   const since = timeOf(failed?.lastTransitionTime);
-  const resumed = timeOf(engine.status['resumeTime']);
+  const resumed = timeOf(status.resumeTime);
   if (since === undefined || (resumed !== undefined && resumed > since)) return undefined;
   return {
     since,
-    reason: reasonOf(engine, failureReasonField),
+    reason: failureReason ?? 'FAILURE_REASON_UNKNOWN',
     ...causeOf(failed),
     message: failed?.message ?? 'The engine failed.',
   };

@@ -2,6 +2,8 @@
  * Engine conditions, Kubernetes style: a condition keeps its lastTransitionTime until its status
  * changes. Pure.
  */
+import type { StoredCondition } from '../kinds/kind.ts';
+
 export interface Condition {
   type: string;
   status: 'True' | 'False' | 'Unknown';
@@ -30,15 +32,16 @@ export const REASONS = {
 
 /** The new conditions: `wanted` merged into `previous`, transition times kept where status did not change. */
 export function mergeConditions(
-  previous: readonly Condition[],
+  previous: readonly StoredCondition[],
   wanted: readonly Omit<Condition, 'lastTransitionTime'>[],
   now: Date,
 ): Condition[] {
   return wanted.map((condition) => {
     const before = previous.find((c) => c.type === condition.type);
+    // A condition written by hand may lack its time: it gets one as if it had just changed.
     const lastTransitionTime =
       before !== undefined && before.status === condition.status
-        ? before.lastTransitionTime
+        ? (before.lastTransitionTime ?? now.toISOString())
         : now.toISOString();
     return { ...condition, lastTransitionTime };
   });

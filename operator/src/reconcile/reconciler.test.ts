@@ -1,8 +1,8 @@
 import { daiEngineKind } from '../kinds/dai-engine.ts';
-import type { EngineResource } from '../kinds/kind.ts';
+import type { EngineResource, EngineStatus } from '../kinds/kind.ts';
 import { hasSnapshots } from './reconciler.ts';
 
-const engine = (status: Record<string, unknown>): EngineResource => ({
+const engine = (status: EngineStatus<'DAIEngine'>): EngineResource<'DAIEngine'> => ({
   metadata: { name: 'w.e1' },
   spec: {},
   status,

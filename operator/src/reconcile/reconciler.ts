@@ -32,10 +32,10 @@ import {
 import { timeOf } from '../../../shared/durations.ts';
 import { failure } from '../observe/state.ts';
 import {
-  profileInfoField,
-  specText,
-  statusObject,
+  decimalText,
+  sharedStatus,
   type EngineKind,
+  type EngineKindName,
   type EngineResource,
   type Settings,
 } from '../kinds/kind.ts';
@@ -58,10 +58,10 @@ const SNAPSHOT_RECHECK_MS = 1000;
 /** While a volume grows, look again this soon (a resize may take hours; it never times out). */
 const RESIZE_RECHECK_MS = 5000;
 
-export interface ReconcilerDeps {
+export interface ReconcilerDeps<K extends EngineKindName = EngineKindName> {
   kube: KubeClient;
   view: ClusterView;
-  kind: EngineKind;
+  kind: EngineKind<K>;
   settings: Settings;
   now?: () => Date;
   /**
@@ -79,10 +79,10 @@ function present(object: KubernetesObject | undefined): boolean {
   return object !== undefined && live(object);
 }
 
-export class EngineReconciler {
-  private readonly deps: ReconcilerDeps;
+export class EngineReconciler<K extends EngineKindName = EngineKindName> {
+  private readonly deps: ReconcilerDeps<K>;
 
-  constructor(deps: ReconcilerDeps) {
+  constructor(deps: ReconcilerDeps<K>) {
     this.deps = deps;
   }
 
@@ -119,13 +119,13 @@ export class EngineReconciler {
    * registered): nothing checked it, so nothing of it runs. It says so in a condition until a
    * change that the gateway admits makes it an engine; that change wakes us.
    */
-  private async holdUnadmitted(engine: EngineResource): Promise<undefined> {
+  private async holdUnadmitted(engine: EngineResource<K>): Promise<undefined> {
     const { kind, kube, view } = this.deps;
-    const previous = (engine.status?.['conditions'] ?? []) as Condition[];
+    const previous = sharedStatus(engine).conditions ?? [];
     const conditions = mergeConditions(previous, [notAdmittedCondition(engine)], this.now());
     const changed = changedFields(engine.storedStatus ?? engine.status, { conditions });
     if (Object.keys(changed).length > 0)
-      view.wroteEngine(kind, await kube.patchEngineStatus(kind.plural, engine.metadata.name, changed), true);
+      view.wroteEngine(kind, await kube.patchEngineStatus(kind, engine.metadata.name, changed), true);
     return undefined;
   }
 
@@ -134,7 +134,7 @@ export class EngineReconciler {
    * can mend comes back instead of being thrown, so that it is reported and not retried.
    */
   private async applyDesired(
-    engine: EngineResource,
+    engine: EngineResource<K>,
   ): Promise<{ reason: string; message: string } | undefined> {
     let desired: DesiredObjects;
     try {
@@ -159,7 +159,7 @@ export class EngineReconciler {
   }
 
   /** The engine with the operator's finalizer, added if it lacked it. */
-  private async ensureFinalizer(engine: EngineResource): Promise<EngineResource> {
+  private async ensureFinalizer(engine: EngineResource<K>): Promise<EngineResource<K>> {
     const finalizers = engine.metadata.finalizers ?? [];
     if (finalizers.includes(FINALIZER)) return engine;
     return this.patchEngine(engine, {
@@ -168,13 +168,13 @@ export class EngineReconciler {
   }
 
   /** A merge patch of the engine, noted in the view; the engine as reconciles read it. */
-  private async patchEngine(engine: EngineResource, body: object): Promise<EngineResource> {
+  private async patchEngine(engine: EngineResource<K>, body: object): Promise<EngineResource<K>> {
     const { kind, kube, view } = this.deps;
-    return view.wroteEngine(kind, await kube.patchEngine(kind.plural, engine.metadata.name, body));
+    return view.wroteEngine(kind, await kube.patchEngine(kind, engine.metadata.name, body));
   }
 
   /** Applies each desired object that differs from what was last applied (desired/digest.ts). */
-  private async apply(engine: EngineResource, desired: DesiredObjects): Promise<void> {
+  private async apply(engine: EngineResource<K>, desired: DesiredObjects): Promise<void> {
     const { view } = this.deps;
     const name = workloadName(this.deps.kind, engine);
     if (desired.configMap) await this.applyChanged(view.configMaps, name, desired.configMap);
@@ -228,12 +228,12 @@ export class EngineReconciler {
 
   /** Asks for more storage where the engine wants it; true while its bound volume is smaller than wanted. */
   private async growClaims(
-    engine: EngineResource,
+    engine: EngineResource<K>,
     claims: readonly V1PersistentVolumeClaim[],
   ): Promise<boolean> {
     const { kind, kube, view } = this.deps;
     if (kind.dataMountPath === undefined) return false;
-    const wanted = BigInt(specText(engine, 'storageBytes') ?? '0');
+    const wanted = wantedStorage(kind, engine);
     const claim = claims.find((c) => c.metadata?.name === dataClaimName(kind, engine, 0));
     const name = claim?.metadata?.name;
     // A claim not bound yet is being provisioned, not resized; only a bound claim can grow.
@@ -243,8 +243,11 @@ export class EngineReconciler {
   }
 
   /** A resume replaces the pods that were failing before it, so the engine starts afresh. */
-  private async replaceFailedPodsAfterResume(engine: EngineResource, pods: readonly V1Pod[]): Promise<void> {
-    const resumed = timeOf(engine.status?.['resumeTime']);
+  private async replaceFailedPodsAfterResume(
+    engine: EngineResource<K>,
+    pods: readonly V1Pod[],
+  ): Promise<void> {
+    const resumed = timeOf(sharedStatus(engine).resumeTime);
     if (resumed === undefined) return;
     const now = this.now();
     const stale = pods.filter(
@@ -257,7 +260,7 @@ export class EngineReconciler {
   }
 
   private async report(
-    read: EngineResource,
+    read: EngineResource<K>,
     pods: readonly V1Pod[],
     extra: {
       storageResizing: boolean;
@@ -266,7 +269,7 @@ export class EngineReconciler {
     },
   ): Promise<ReconcileResult | undefined> {
     const { kind, kube, view } = this.deps;
-    const input: StatusInput = {
+    const input: StatusInput<K> = {
       kind,
       engine: read,
       pods,
@@ -291,7 +294,7 @@ export class EngineReconciler {
     }
     const changed = changedFields(engine.storedStatus ?? engine.status, plan.status);
     if (Object.keys(changed).length > 0)
-      view.wroteEngine(kind, await kube.patchEngineStatus(kind.plural, engine.metadata.name, changed), true);
+      view.wroteEngine(kind, await kube.patchEngineStatus(kind, engine.metadata.name, changed), true);
     return plan.requeueAfterMs === undefined ? undefined : { requeueAfterMs: plan.requeueAfterMs };
   }
 
@@ -304,9 +307,9 @@ export class EngineReconciler {
    * is stopped as idle.
    */
   private async probedPlan(
-    input: StatusInput,
+    input: StatusInput<K>,
     plan: StatusPlan,
-  ): Promise<{ plan: StatusPlan; engine: EngineResource }> {
+  ): Promise<{ plan: StatusPlan; engine: EngineResource<K> }> {
     const { kind, probeActivity } = this.deps;
     const probe = kind.activityProbe;
     const { engine, pods, settings, now } = input;
@@ -325,7 +328,7 @@ export class EngineReconciler {
   }
 
   /** Deletes the engine's StatefulSet (its pods go with it), Services, ConfigMap and NetworkPolicy, where present. */
-  private async deleteWorkloads(engine: EngineResource): Promise<void> {
+  private async deleteWorkloads(engine: EngineResource<K>): Promise<void> {
     const { kind, kube, view } = this.deps;
     const name = workloadName(kind, engine);
     if (present(view.statefulSets.get(name))) await kube.deleteStatefulSet(name);
@@ -336,7 +339,7 @@ export class EngineReconciler {
   }
 
   /** Deletion: remove the workloads and volumes, report DELETING, then let the resource go. */
-  private async finalize(engine: EngineResource): Promise<ReconcileResult | undefined> {
+  private async finalize(engine: EngineResource<K>): Promise<ReconcileResult | undefined> {
     const { kube, view } = this.deps;
     if (!(engine.metadata.finalizers ?? []).includes(FINALIZER)) return undefined;
     await this.deleteWorkloads(engine);
@@ -369,6 +372,11 @@ function claimTemplateOf(template: V1PersistentVolumeClaim): V1PersistentVolumeC
     },
     spec: template.spec ?? {},
   };
+}
+
+/** The bytes the engine wants its data volume to hold; 0 when unset. */
+function wantedStorage(kind: EngineKind, engine: EngineResource): bigint {
+  return BigInt(decimalText(kind.storageBytes?.(engine)) ?? '0');
 }
 
 /** Bytes of a storage quantity; 0 when absent (a claim not yet bound has no capacity). */
@@ -413,9 +421,8 @@ function notAdmittedCondition(engine: EngineResource): Omit<Condition, 'lastTran
 
 /** Whether the API has written the engine's profile and version (or image) snapshots. */
 export function hasSnapshots(kind: EngineKind, engine: EngineResource): boolean {
-  return [profileInfoField(kind), kind.versionInfoField].every(
-    (field) => Object.keys(statusObject(engine, field)).length > 0,
-  );
+  const { profile, version } = kind.snapshots(engine);
+  return [profile, version].every((snapshot) => snapshot !== undefined && Object.keys(snapshot).length > 0);
 }
 
 function exceededReason(limit: 'maxIdleDuration' | 'maxRunningDuration'): string {

@@ -1,6 +1,6 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { daiEngineKind } from '../kinds/dai-engine.ts';
-import type { EngineResource } from '../kinds/kind.ts';
+import type { EngineResource, EngineSpec, EngineStatus } from '../kinds/kind.ts';
 import { notebookEngineKind } from '../kinds/notebook-engine.ts';
 import { changedFields, planStatus } from './status.ts';
 
@@ -9,9 +9,9 @@ const readyPod: V1Pod = { status: { phase: 'Running', conditions: [{ type: 'Read
 const labels = { 'engine.h2o.ai/workspace': 'w', 'engine.h2o.ai/id': 'e1' };
 
 function dai(
-  spec: Record<string, unknown> = {},
-  extra: { status?: Record<string, unknown>; annotations?: Record<string, string> } = {},
-): EngineResource {
+  spec: EngineSpec<'DAIEngine'> = {},
+  extra: { status?: EngineStatus<'DAIEngine'>; annotations?: Record<string, string> } = {},
+): EngineResource<'DAIEngine'> {
   return {
     metadata: {
       name: 'w.e1',
@@ -38,7 +38,7 @@ const replan = (status: Record<string, unknown>, laterMs: number) =>
   }).status;
 
 /** The status of an engine RUNNING since its creation. */
-const running = { state: 'STATE_RUNNING', runningSince: '2026-01-01T00:00:00Z' };
+const running: EngineStatus<'DAIEngine'> = { state: 'STATE_RUNNING', runningSince: '2026-01-01T00:00:00Z' };
 const pendingPod: V1Pod = { status: { phase: 'Pending' } };
 
 const plan = (engine: EngineResource, pods: V1Pod[] = [readyPod]) =>
@@ -131,7 +131,7 @@ describe('planStatus()', () => {
   });
 
   test('a resumed engine’s new run counts afresh; the earlier run’s moment is cleared while it starts', () => {
-    const stale = {
+    const stale: EngineStatus<'DAIEngine'> = {
       state: 'STATE_STARTING',
       resumeTime: '2026-01-01T00:59:00Z',
       runningSince: '2026-01-01T00:10:00Z',

@@ -11,7 +11,13 @@ import {
   RUNNING_PROCESSES_ANNOTATION,
   STOP_REASON_ANNOTATION,
 } from '../../../shared/resources.ts';
-import type { EngineKind, EngineResource, Settings } from '../kinds/kind.ts';
+import {
+  sharedStatus,
+  type EngineKind,
+  type EngineKindName,
+  type EngineResource,
+  type Settings,
+} from '../kinds/kind.ts';
 import { sizingOf, stopWanted, wantedReplicas } from '../desired/workload.ts';
 import { durationMs, durations, engineClock } from '../../../shared/durations.ts';
 import { observe, type ObservedState } from '../observe/state.ts';
@@ -20,9 +26,9 @@ import { heldFailure } from '../observe/failure-hold.ts';
 import { runningSince } from '../observe/running-since.ts';
 import { FAILED, mergeConditions, READY, REASONS, STOPPED, type Condition } from './conditions.ts';
 
-export interface StatusInput {
-  kind: EngineKind;
-  engine: EngineResource;
+export interface StatusInput<K extends EngineKindName = EngineKindName> {
+  kind: EngineKind<K>;
+  engine: EngineResource<K>;
   pods: readonly V1Pod[];
   /** The engine's data volume claims (a lost volume fails the engine). */
   claims?: readonly V1PersistentVolumeClaim[];
@@ -54,7 +60,7 @@ function observed(input: StatusInput): ObservedState {
       message: input.terminal.message,
       failureReason: 'FAILURE_REASON_UNKNOWN',
     };
-  const held = heldFailure(engine, kind.failureReasonField);
+  const held = heldFailure(engine, kind.failureReason?.of(engine));
   if (held !== undefined && engine.metadata.deletionTimestamp === undefined)
     return {
       state: 'STATE_FAILED',
@@ -92,12 +98,13 @@ const NO_DURATIONS = { currentIdleDuration: null, currentRunningDuration: null }
 /** When the engine's current run became RUNNING, as it should be recorded now. */
 function runningSinceOf(input: StatusInput, state: string): Date | undefined {
   const { engine } = input;
+  const status = sharedStatus(engine);
   return runningSince({
     state,
-    reportedState: engine.status?.['state'],
-    recorded: engine.status?.['runningSince'],
+    reportedState: status.state,
+    recorded: status.runningSince,
     created: engine.metadata.creationTimestamp ?? input.now,
-    resumed: engine.status?.['resumeTime'],
+    resumed: status.resumeTime,
     now: input.now,
   });
 }
@@ -109,7 +116,7 @@ function clockOf(input: StatusInput, state: string, since: Date | undefined): Re
   return engineClock({
     state,
     created: engine.metadata.creationTimestamp ?? input.now,
-    resumed: engine.status?.['resumeTime'],
+    resumed: sharedStatus(engine).resumeTime,
     runningSince: since,
     lastActivity: annotations[LAST_ACTIVITY_ANNOTATION],
     runningProcesses: annotations[RUNNING_PROCESSES_ANNOTATION],
@@ -232,7 +239,7 @@ function conditions(input: StatusInput, seen: ObservedState): Condition[] {
     ...readyDetail(input, seen),
     observedGeneration,
   };
-  const previous = (engine.status?.['conditions'] ?? []) as Condition[];
+  const previous = sharedStatus(engine).conditions ?? [];
   return mergeConditions(
     previous,
     [
@@ -256,8 +263,8 @@ export function planStatus(input: StatusInput): StatusPlan {
     ...diskUsage(kind, engine),
     ...kind.pendingStatus?.(seen.state, input.pods),
     ...(kind.dataMountPath !== undefined ? { storageResizing: input.storageResizing } : {}),
-    ...(kind.failureReasonField !== undefined
-      ? { [kind.failureReasonField]: seen.failureReason ?? 'FAILURE_REASON_UNSPECIFIED' }
+    ...(kind.failureReason !== undefined
+      ? { [kind.failureReason.field]: seen.failureReason ?? 'FAILURE_REASON_UNSPECIFIED' }
       : {}),
     observedGeneration: engine.metadata.generation ?? 0,
     conditions: conditions(input, seen),
