@@ -12,42 +12,17 @@ import {
   type ResourceKind,
 } from '../../../shared/resources.ts';
 import { log } from '../log.ts';
-import { RECORDED_ANNOTATION, recordAfterWrite, recordText } from '../../../shared/recorded.ts';
 import { isNewer, statusCode } from '../../../shared/watched-collection.ts';
 import { KindCache } from './watch-cache.ts';
 import { LeaseLock, type Held } from './lease-lock.ts';
 import { storeError } from './store-errors.ts';
 import { currentAdmission, type Admission } from './admission.ts';
 import { earlierObjectNames, objectName } from './names.ts';
-import {
-  fromCustomResource,
-  identityOf,
-  intentOf,
-  splitName,
-  toCustomResource,
-  type CustomResource,
-  type Intent,
-} from './objects.ts';
+import { identityOf, splitName, toCustomResource, type CustomResource } from './objects.ts';
+import { creation, only, recordCleared, stored } from './object-writes.ts';
+import type { ClusterPlacement, Store, Stored, WriteOptions } from './store-interface.ts';
 
-/** An API message as stored, with the resourceVersion that guards its next update. */
-export interface Stored {
-  message: Record<string, unknown>;
-  resourceVersion: string;
-  /** An engine's wanted lifecycle; empty for other kinds. */
-  intent: Intent;
-}
-
-/** How a write treats what is not in the API message. */
-export interface WriteOptions {
-  /** An engine's wanted lifecycle, written to its spec. */
-  intent?: Intent;
-  /**
-   * The status fields (JSON names) this write sets, when not all: status fields that the
-   * operator reports (state, urls, disk sizes…) must not be overwritten with what the gateway
-   * read earlier.
-   */
-  statusFields?: readonly string[];
-}
+export type { Stored, WriteOptions } from './store-interface.ts';
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
@@ -75,7 +50,7 @@ interface Located {
  * through another replica is found too; while a cache is not in sync, reads answer UNAVAILABLE
  * rather than anything stale. Without caches, every read goes to the apiserver.
  */
-export class ResourceStore {
+export class ResourceStore implements Store, ClusterPlacement {
   private readonly api: CustomObjectsApi;
   private readonly caches = new Map<string, KindCache>();
   /** Locks every replica honours (quota checks), as Leases beside the resources. */
@@ -533,50 +508,4 @@ function retryAfterMs(error: unknown): number {
   const value = (headers as Record<string, string> | undefined)?.['retry-after'];
   const seconds = Number(value);
   return value === undefined || !Number.isFinite(seconds) ? 250 : Math.min(seconds * 1000, 2000);
-}
-
-/**
- * What a create writes: the object with its output fields recorded in an annotation, so that one
- * write makes the whole resource (shared/recorded.ts); or, when they are too large for that, the
- * object and the status left for a second write.
- */
-function creation(resource: CustomResource): { body: CustomResource; statusLeft?: CustomResource['status'] } {
-  const { status = {}, ...object } = resource;
-  if (Object.keys(status).length === 0) return { body: object };
-  const record = recordText(status);
-  if (record === undefined) return { body: object, statusLeft: status };
-  const annotations = { ...object.metadata.annotations, [RECORDED_ANNOTATION]: record };
-  return { body: { ...object, metadata: { ...object.metadata, annotations } } };
-}
-
-/** Annotations after a status write of `status`: fields it clears are no longer recorded. */
-function recordCleared(
-  annotations: Readonly<Record<string, string>> | undefined,
-  status: CustomResource['status'],
-  clearsAbsent: boolean,
-): Record<string, string> | undefined {
-  if (annotations?.[RECORDED_ANNOTATION] === undefined) return annotations;
-  const { [RECORDED_ANNOTATION]: _previous, ...others } = annotations;
-  const record = recordAfterWrite(annotations, status ?? {}, clearsAbsent);
-  return record === undefined ? others : { ...others, [RECORDED_ANNOTATION]: record };
-}
-
-function stored(kind: ResourceKind, resource: CustomResource): Stored {
-  return {
-    message: fromCustomResource(kind, resource),
-    resourceVersion: resource.metadata.resourceVersion ?? '',
-    intent: intentOf(kind, resource),
-  };
-}
-
-/**
- * The listed fields of a status, or all of them. A listed field that is unset becomes `null`,
- * which a merge patch reads as "remove".
- */
-function only(
-  status: CustomResource['status'],
-  fields: readonly string[] | undefined,
-): CustomResource['status'] {
-  if (fields === undefined || status === undefined) return status;
-  return Object.fromEntries(fields.map((field) => [field, status[field] ?? null]));
 }
