@@ -15,7 +15,7 @@ import { log } from '../log.ts';
 import { isNewer, statusCode } from '../../../shared/watched-collection.ts';
 import { KindCache } from './watch-cache.ts';
 import { LeaseLock, type Held } from './lease-lock.ts';
-import { storeError } from './store-errors.ts';
+import { storeError, unstorableName } from './store-errors.ts';
 import { currentAdmission, type Admission } from './admission.ts';
 import { earlierObjectNames, objectName } from './names.ts';
 import { identityOf, splitName, toCustomResource, type CustomResource } from './objects.ts';
@@ -151,11 +151,7 @@ export class ResourceStore implements Store, ClusterPlacement {
   /** Creates the resource; ALREADY_EXISTS when its name is taken. */
   async create(kind: ResourceKind, message: { name: string }, options: WriteOptions = {}): Promise<Stored> {
     const { workspace, id } = splitName(kind, message.name);
-    if (objectName(workspace, id) === undefined) {
-      throw new ApiError(Code.INVALID_ARGUMENT, `"${message.name}" is not a name that can be stored`, {
-        reason: 'INVALID_NAME',
-      });
-    }
+    if (objectName(workspace, id) === undefined) throw unstorableName(message.name);
     // An object of an earlier release may hold the identity under another name.
     if (earlierObjectNames(workspace, id).length > 0 && (await this.find(kind, message.name)) !== undefined) {
       throw storeError({ code: 409 }, message.name, 'create');
