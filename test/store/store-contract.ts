@@ -325,19 +325,22 @@ export function describeStoreContract(name: string, makeStore: () => Store | Pro
       });
 
       test('an update of some status fields keeps the others, and clears a listed one that is unset', async () => {
-        const created = await store.create(
+        const resumeTime = '2026-11-25T00:00:00Z';
+        const created = await store.create(ENGINE, engine(ws, 'e1', { state: 'STATE_STARTING', resumeTime }));
+        expect(json(ENGINE, created)).toMatchObject({ state: 'STATE_STARTING', resumeTime });
+        // A state reported after the creation, as the operator does.
+        const running = await store.update(
           ENGINE,
-          engine(ws, 'e1', { state: 'STATE_RUNNING', resumeTime: '2026-11-25T00:00:00Z' }),
+          engine(ws, 'e1', { state: 'STATE_RUNNING', resumeTime }),
+          created.resourceVersion,
+          { statusFields: ['state'] },
         );
-        expect(json(ENGINE, created)).toMatchObject({
-          state: 'STATE_RUNNING',
-          resumeTime: '2026-11-25T00:00:00Z',
-        });
+        expect(json(ENGINE, running)).toMatchObject({ state: 'STATE_RUNNING', resumeTime });
         // What the operator reports (state) is not the gateway's to overwrite.
         const updated = await store.update(
           ENGINE,
           engine(ws, 'e1', { state: 'STATE_PAUSED', apiUrl: 'http://example.com', displayName: 'Renamed' }),
-          created.resourceVersion,
+          running.resourceVersion,
           { statusFields: ['creator', 'apiUrl', 'resumeTime'] },
         );
         const read = json(ENGINE, await store.get(ENGINE, engineName(ws, 'e1')));
