@@ -19,7 +19,7 @@ import { deepFreeze } from '../../../shared/shared-parts.ts';
 import { isNewer } from '../../../shared/watched-collection.ts';
 import type { Held } from './lease-lock.ts';
 import { objectName } from './names.ts';
-import { creation, only, recordCleared, stored } from './object-writes.ts';
+import { creation, replacement, stored } from './object-writes.ts';
 import { splitName, toCustomResource, type CustomResource } from './objects.ts';
 import { storeError, unstorableName } from './store-errors.ts';
 import type { Locks, Store, Stored, WriteOptions } from './store-interface.ts';
@@ -109,22 +109,12 @@ export class InMemoryStore implements Store {
     return later(() => {
       const resource = toCustomResource(kind, message, NAMESPACE, options.intent);
       const current = this.locate(kind, message.name);
-      const status = only(resource.status, options.statusFields);
       // As store.ts writes it: the object's own metadata kept, the recorded fields cleared.
-      const body: CustomResource = {
-        ...resource,
-        metadata: {
-          ...current.metadata,
-          ...resource.metadata,
-          name: current.metadata.name,
-          resourceVersion,
-          annotations: recordCleared(
-            current.metadata.annotations,
-            status,
-            options.statusFields === undefined,
-          ),
-        },
-      };
+      const { body, status } = replacement(resource, {
+        current: current.metadata,
+        resourceVersion,
+        statusFields: options.statusFields,
+      });
       const replaced = this.replace(kind, message.name, current, body);
       return this.wrote(kind, this.patchStatus(kind, replaced, status));
     });

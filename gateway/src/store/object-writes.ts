@@ -24,6 +24,35 @@ export function creation(resource: CustomResource): {
   return { body: { ...object, metadata: { ...object.metadata, annotations } } };
 }
 
+/**
+ * What an update of `resource` writes over the object of `current` metadata: the object guarded
+ * by `resourceVersion`, and the status fields it sets (the listed ones, or all). A replace
+ * rewrites metadata too: it keeps what others keep there (the operator's finalizer, activity
+ * annotations), and the object's name, which an earlier release may have chosen.
+ */
+export function replacement(
+  resource: CustomResource,
+  update: {
+    current: CustomResource['metadata'];
+    resourceVersion: string;
+    statusFields: readonly string[] | undefined;
+  },
+): { body: CustomResource; status: CustomResource['status'] } {
+  const { current, resourceVersion, statusFields } = update;
+  const status = only(resource.status, statusFields);
+  const body = {
+    ...resource,
+    metadata: {
+      ...current,
+      ...resource.metadata,
+      name: current.name,
+      resourceVersion,
+      annotations: recordCleared(current.annotations, status, statusFields === undefined),
+    },
+  };
+  return { body, status };
+}
+
 /** Annotations after a status write of `status`: fields it clears are no longer recorded. */
 export function recordCleared(
   annotations: Readonly<Record<string, string>> | undefined,
