@@ -171,7 +171,7 @@ export class AdmittingStore implements Store, ClusterPlacement {
  * serialise; a reviewed change is stored by the apiserver after the review is answered, so the
  * lock is kept until it has landed, and the next holder is told its resourceVersion.
  */
-class AdmittedLocks implements Locks {
+export class AdmittedLocks implements Locks {
   private readonly inner: Locks;
 
   constructor(inner: Locks) {
