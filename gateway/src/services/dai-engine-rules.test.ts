@@ -4,47 +4,19 @@
  * The same rules run over REST on a real control plane in test/services/engines.test.ts; here they
  * run in milliseconds, with the operator's reports played through the store.
  */
-import { KubeConfig } from '@kubernetes/client-node';
-import { ADMINISTER, type Authorizer, type Caller } from '../auth/authorizer.ts';
-import type { Handlers } from '../call/handler.ts';
-import { ApiError } from '../errors/api-error.ts';
 import { Code } from '../errors/code.ts';
-import { ROUTES } from '../gen/routes.ts';
-import { fromJson, toJson, type Json } from '../json/canonical.ts';
+import type { Json } from '../json/canonical.ts';
 import { RESOURCE_KINDS } from '../../../shared/resources.ts';
-import { InMemoryStore } from '../store/memory-store.ts';
-import type { PodLogSource } from '../store/pod-logs.ts';
-import { daiEngineService } from './engine-kinds.ts';
-import { daiEngineProfileService } from './profile-service.ts';
-import { daiEngineVersionService } from './version-service.ts';
+import type { Caller } from '../auth/authorizer.ts';
+import { caller, InMemoryApi } from '../../../test/helpers/in-memory-api.ts';
 
 const ENGINE = RESOURCE_KINDS.DAIEngine;
 const GIB = 1024 ** 3;
 
-const caller = (subject: string, roles: string[] = []): Caller => ({
-  subject,
-  displayName: `Name of ${subject}`,
-  roles,
-});
 const ALICE = caller('users/alice');
 const BOB = caller('users/bob');
 const GPU_USER = caller('users/gil', ['gpu']);
 const ADMIN = caller('users/admin', ['admin']);
-
-/** Every permission for everyone, but administering only for the role `admin`. */
-const authorizer: Authorizer = {
-  check: (who, permission) =>
-    permission !== ADMINISTER || who.roles.includes('admin')
-      ? Promise.resolve()
-      : Promise.reject(new ApiError(Code.PERMISSION_DENIED, `${permission} denied`)),
-  isAdministrator: (who) => Promise.resolve(who.roles.includes('admin')),
-};
-
-/** Engines have no pods here. */
-const noPods: PodLogSource = {
-  podsOf: () => Promise.resolve([]),
-  read: () => Promise.reject(new Error('no pods')),
-};
 
 const numeric = (
   min: string,
@@ -79,74 +51,17 @@ const DAI = {
   daiEngineVersion: 'workspaces/global/daiEngineVersions/latest',
 };
 
-/** The failure of a call: its code, reason and message. */
-interface Failure {
-  code: Code;
-  reason: string;
-  message: string;
-}
-
-class Api {
-  readonly store = new InMemoryStore();
-  private readonly handlers: Handlers;
-
-  constructor() {
-    // Where the resources live in a cluster: only pod logs would use it, and they are stubbed.
-    const placement = { kubeConfig: new KubeConfig(), namespace: 'unit' };
-    const deps = { store: Object.assign(this.store, placement), authorizer, podLogs: noPods };
-    this.handlers = {
-      ...daiEngineService(deps),
-      ...daiEngineProfileService(deps),
-      ...daiEngineVersionService(deps),
-    };
-  }
-
-  /** One RPC as `who`, with the request and response in their JSON form. */
-  async call(who: Caller, service: string, rpc: string, request: Json): Promise<Record<string, Json>> {
-    const route = ROUTES.find((r) => r.service === `ai.h2o.engine.v1.${service}` && r.rpc === rpc);
-    const handler = this.handlers[`ai.h2o.engine.v1.${service}.${rpc}`];
-    if (route === undefined || handler === undefined) throw new TypeError(`no ${service}.${rpc}`);
-    return toJson(route.responseType, await handler(fromJson(route.requestType, request), { caller: who }));
-  }
-
-  async fails(who: Caller, service: string, rpc: string, request: Json): Promise<Failure> {
-    try {
-      await this.call(who, service, rpc, request);
-    } catch (error: unknown) {
-      if (error instanceof ApiError)
-        return { code: error.code, reason: error.reason, message: error.message };
-      throw error;
-    }
-    throw new Error(`${rpc} succeeded`);
-  }
-
-  createEngine(who: Caller, workspace: string, id: string, engine: Json, validateOnly = false) {
-    return this.call(who, 'DAIEngineService', 'CreateDAIEngine', {
-      parent: `workspaces/${workspace}`,
-      daiEngineId: id,
-      daiEngine: engine,
-      validateOnly,
-    });
-  }
-
-  /** Plays the operator: reports the engine's state, as it does through the status subresource. */
-  async report(workspace: string, id: string, state: string): Promise<void> {
-    const name = `workspaces/${workspace}/daiEngines/${id}`;
-    const current = await this.store.get(ENGINE, name);
-    const message = { ...toJson(ENGINE.message, current.message), state, reconciling: false };
-    await this.store.update(
-      ENGINE,
-      fromJson(ENGINE.message, message) as { name: string },
-      current.resourceVersion,
-      {
-        intent: current.intent,
-        statusFields: ['state', 'reconciling'],
-      },
-    );
-  }
-}
-
-let api: Api;
+let api: InMemoryApi;
+const createEngine = (who: Caller, workspace: string, id: string, engine: Json, validateOnly = false) =>
+  api.call(who, 'DAIEngineService', 'CreateDAIEngine', {
+    parent: `workspaces/${workspace}`,
+    daiEngineId: id,
+    daiEngine: engine,
+    validateOnly,
+  });
+/** Plays the operator: reports the engine's state. */
+const report = (workspace: string, id: string, state: string): Promise<void> =>
+  api.report(ENGINE, name(workspace, id), state);
 const engineOf = (response: Record<string, Json>): Record<string, Json> =>
   response['daiEngine'] as Record<string, Json>;
 const name = (workspace: string, id: string): string => `workspaces/${workspace}/daiEngines/${id}`;
@@ -168,7 +83,7 @@ async function profile(id: string, changes: Record<string, Json> = {}): Promise<
 }
 
 beforeEach(async () => {
-  api = new Api();
+  api = new InMemoryApi();
   await profile('standard');
   await profile('limited', { maxRunningEngines: 2, cpuConstraint: numeric('1', '1', '8', '3') });
   await profile('off', { enabled: false });
@@ -186,7 +101,7 @@ beforeEach(async () => {
 describe('creating a DAI engine from a profile', () => {
   test('fills the profile defaults, resolves the version alias, snapshots both, and records the creator', async () => {
     const created = engineOf(
-      await api.createEngine(ALICE, 'w', 'e1', {
+      await createEngine(ALICE, 'w', 'e1', {
         ...DAI,
         displayName: 'Mine',
         config: { max_cores: '2', port: '1' },
@@ -221,7 +136,7 @@ describe('creating a DAI engine from a profile', () => {
 
   test('accepts values on the inclusive bounds, and a profile assigned to one of the caller’s roles', async () => {
     const edge = engineOf(
-      await api.createEngine(ALICE, 'w', 'e1', {
+      await createEngine(ALICE, 'w', 'e1', {
         ...DAI,
         cpu: 8,
         memoryBytes: String(GIB),
@@ -229,7 +144,7 @@ describe('creating a DAI engine from a profile', () => {
       }),
     );
     expect(edge).toMatchObject({ cpu: 8, memoryBytes: String(GIB), maxIdleDuration: '86400s' });
-    await api.createEngine(GPU_USER, 'w', 'e2', {
+    await createEngine(GPU_USER, 'w', 'e2', {
       ...DAI,
       profile: 'workspaces/global/daiEngineProfiles/gpu-team',
     });
@@ -301,7 +216,7 @@ describe('creating a DAI engine from a profile', () => {
   });
 
   test('an id that is taken is ALREADY_EXISTS, and the engine stays as it was', async () => {
-    await api.createEngine(ALICE, 'w', 'e1', { ...DAI, displayName: 'First' });
+    await createEngine(ALICE, 'w', 'e1', { ...DAI, displayName: 'First' });
     expect(
       (
         await api.fails(ALICE, 'DAIEngineService', 'CreateDAIEngine', {
@@ -315,7 +230,7 @@ describe('creating a DAI engine from a profile', () => {
   });
 
   test('validateOnly answers the engine as it would be created, and stores nothing', async () => {
-    const answer = engineOf(await api.createEngine(ALICE, 'w', 'dry', DAI, true));
+    const answer = engineOf(await createEngine(ALICE, 'w', 'dry', DAI, true));
     expect(answer).toMatchObject({ name: name('w', 'dry'), cpu: 2, state: 'STATE_STARTING' });
     expect((await getFails(ALICE, 'w', 'dry')).code).toBe(Code.NOT_FOUND);
   });
@@ -323,8 +238,8 @@ describe('creating a DAI engine from a profile', () => {
 
 describe('who reaches an engine', () => {
   test("a user reaches only their own engines; another user's is NOT_FOUND, to every call", async () => {
-    await api.createEngine(ALICE, 'w', 'hers', DAI);
-    await api.createEngine(BOB, 'w', 'his', DAI);
+    await createEngine(ALICE, 'w', 'hers', DAI);
+    await createEngine(BOB, 'w', 'his', DAI);
     expect((await getFails(BOB, 'w', 'hers')).code).toBe(Code.NOT_FOUND);
     expect((await actFails(BOB, 'PauseDAIEngine', 'w', 'hers')).code).toBe(Code.NOT_FOUND);
     expect((await actFails(BOB, 'DeleteDAIEngine', 'w', 'hers')).code).toBe(Code.NOT_FOUND);
@@ -338,14 +253,14 @@ describe('who reaches an engine', () => {
   });
 
   test("an administrator of the workspace reaches every user's engines", async () => {
-    await api.createEngine(ALICE, 'w', 'hers', DAI);
-    await api.createEngine(BOB, 'w', 'his', DAI);
+    await createEngine(ALICE, 'w', 'hers', DAI);
+    await createEngine(BOB, 'w', 'his', DAI);
     const listed = await api.call(ADMIN, 'DAIEngineService', 'ListDAIEngines', { parent: 'workspaces/w' });
     expect((listed['daiEngines'] as { name: string }[]).map((e) => e.name).sort()).toEqual([
       name('w', 'hers'),
       name('w', 'his'),
     ]);
-    await api.report('w', 'hers', 'STATE_RUNNING');
+    await report('w', 'hers', 'STATE_RUNNING');
     expect(engineOf(await act(ADMIN, 'PauseDAIEngine', 'w', 'hers'))).toMatchObject({
       state: 'STATE_PAUSING',
     });
@@ -356,8 +271,8 @@ describe("a profile's caps", () => {
   const LIMITED = { ...DAI, profile: 'workspaces/global/daiEngineProfiles/limited' };
 
   test('a user runs at most maxRunningEngines engines of the profile; a paused one leaves room', async () => {
-    await api.createEngine(ALICE, 'w', 'e1', LIMITED);
-    await api.createEngine(ALICE, 'w', 'e2', LIMITED);
+    await createEngine(ALICE, 'w', 'e1', LIMITED);
+    await createEngine(ALICE, 'w', 'e2', LIMITED);
     const third = await api.fails(ALICE, 'DAIEngineService', 'CreateDAIEngine', {
       parent: 'workspaces/w',
       daiEngineId: 'e3',
@@ -365,31 +280,31 @@ describe("a profile's caps", () => {
     });
     expect(third).toMatchObject({ code: Code.RESOURCE_EXHAUSTED, reason: 'QUOTA_EXCEEDED' });
     // The caps are per user: another user has room of their own.
-    await api.createEngine(BOB, 'w', 'b1', LIMITED);
-    await api.report('w', 'e1', 'STATE_RUNNING');
+    await createEngine(BOB, 'w', 'b1', LIMITED);
+    await report('w', 'e1', 'STATE_RUNNING');
     await act(ALICE, 'PauseDAIEngine', 'w', 'e1');
-    await api.createEngine(ALICE, 'w', 'e3', LIMITED);
+    await createEngine(ALICE, 'w', 'e3', LIMITED);
     // Resuming the paused one would make three.
-    await api.report('w', 'e1', 'STATE_PAUSED');
+    await report('w', 'e1', 'STATE_PAUSED');
     expect(await actFails(ALICE, 'ResumeDAIEngine', 'w', 'e1')).toMatchObject({
       code: Code.RESOURCE_EXHAUSTED,
     });
   });
 
   test('the cumulative cpu of running engines stays within the profile', async () => {
-    await api.createEngine(ALICE, 'w', 'e1', { ...LIMITED, cpu: 2 });
+    await createEngine(ALICE, 'w', 'e1', { ...LIMITED, cpu: 2 });
     const over = await api.fails(ALICE, 'DAIEngineService', 'CreateDAIEngine', {
       parent: 'workspaces/w',
       daiEngineId: 'e2',
       daiEngine: { ...LIMITED, cpu: 2 },
     });
     expect(over.code).toBe(Code.RESOURCE_EXHAUSTED);
-    await api.createEngine(ALICE, 'w', 'e2', { ...LIMITED, cpu: 1 });
+    await createEngine(ALICE, 'w', 'e2', { ...LIMITED, cpu: 1 });
   });
 
   test('concurrent creates cannot overrun the caps together', async () => {
     const results = await Promise.allSettled(
-      Array.from({ length: 20 }, (_, i) => api.createEngine(ALICE, 'w', `c${i}`, LIMITED)),
+      Array.from({ length: 20 }, (_, i) => createEngine(ALICE, 'w', `c${i}`, LIMITED)),
     );
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(2);
     const refused = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
@@ -401,8 +316,8 @@ describe("a profile's caps", () => {
 
 describe('pause, resume and delete', () => {
   test('pause and resume follow the reported state, refusing calls that make no sense', async () => {
-    await api.createEngine(ALICE, 'w', 'e1', DAI);
-    await api.report('w', 'e1', 'STATE_RUNNING');
+    await createEngine(ALICE, 'w', 'e1', DAI);
+    await report('w', 'e1', 'STATE_RUNNING');
     const resumeRunning = await actFails(ALICE, 'ResumeDAIEngine', 'w', 'e1');
     expect(resumeRunning.code).toBe(Code.FAILED_PRECONDITION);
     expect(resumeRunning.message).toContain('STATE_RUNNING');
@@ -411,14 +326,14 @@ describe('pause, resume and delete', () => {
     expect(paused).toMatchObject({ state: 'STATE_PAUSING', reconciling: true });
     expect((await api.store.get(ENGINE, name('w', 'e1'))).intent).toEqual({ paused: true });
     expect((await actFails(ALICE, 'PauseDAIEngine', 'w', 'e1')).code).toBe(Code.FAILED_PRECONDITION);
-    await api.report('w', 'e1', 'STATE_PAUSED');
+    await report('w', 'e1', 'STATE_PAUSED');
     const resumed = engineOf(await act(ALICE, 'ResumeDAIEngine', 'w', 'e1'));
     expect(resumed['resumeTime']).toMatch(/^\d{4}-/);
     expect((await api.store.get(ENGINE, name('w', 'e1'))).intent).toEqual({ paused: false });
   });
 
   test('deletes, with validateOnly and allowMissing', async () => {
-    await api.createEngine(ALICE, 'w', 'e1', DAI);
+    await createEngine(ALICE, 'w', 'e1', DAI);
     const dry = await api.call(ALICE, 'DAIEngineService', 'DeleteDAIEngine', {
       name: name('w', 'e1'),
       validateOnly: true,
