@@ -14,6 +14,7 @@ import { secretLicense } from '../gateway/src/license/license-source.ts';
 import { apiHandlers } from '../gateway/src/services/api.ts';
 import { PodLogs } from '../gateway/src/store/pod-logs.ts';
 import { ResourceStore } from '../gateway/src/store/store.ts';
+import { AdmittingStore } from '../gateway/src/store/admitting-store.ts';
 import { startCluster } from '../test/cluster/cluster.ts';
 import { DEFAULT_NODE_POOLS } from '../test/cluster/nodes.ts';
 import { createCatalogue, realCatalogue, REAL_CATALOGUE_ID } from '../test/cluster/real-catalogue.ts';
@@ -126,7 +127,8 @@ shutdown.add({
 await store.startCaches();
 shutdown.add({ name: 'the gateway caches', stop: () => store.stopCaches() });
 const handlers = apiHandlers({
-  store,
+  // The handlers also answer the admission reviews of kubectl writes.
+  store: new AdmittingStore(store),
   authorizer: auth.authorizer,
   publicUrl,
   // Engine logs: the pod log API, which kwok serves from the simulated nodes.

@@ -17,6 +17,7 @@ import { secretLicense } from './license/license-source.ts';
 import { apiHandlers } from './services/api.ts';
 import { PORTS_URL_SETTING, type PublicPorts } from './sandbox/port-service.ts';
 import { ResourceStore } from './store/store.ts';
+import { AdmittingStore } from './store/admitting-store.ts';
 
 const env = (name: string, fallback: string): string => process.env[name] ?? fallback;
 
@@ -74,7 +75,8 @@ try {
   );
   const publicUrl = env('AIEM_PUBLIC_URL', `http://${host}:${restPort}`);
   const handlers = apiHandlers({
-    store,
+    // The handlers also answer the admission reviews of kubectl writes.
+    store: new AdmittingStore(store),
     authorizer: auth.authorizer,
     publicUrl,
     daiLicense: secretLicense(kubeConfig, namespace, env('AIEM_DAI_LICENSE_SECRET', 'dai-license')),

@@ -22,6 +22,7 @@ import { secretLicense } from '../../gateway/src/license/license-source.ts';
 import type { PublicPorts } from '../../gateway/src/sandbox/port-service.ts';
 import { PodLogs } from '../../gateway/src/store/pod-logs.ts';
 import { ResourceStore } from '../../gateway/src/store/store.ts';
+import { AdmittingStore } from '../../gateway/src/store/admitting-store.ts';
 import type { Cluster, ClusterOptions } from '../cluster/cluster.ts';
 import { freePort } from '../cluster/ports.ts';
 import { webhookCertificate } from '../cluster/webhooks.ts';
@@ -153,7 +154,8 @@ export function useApiServer(options: ApiServerOptions): () => ApiServer {
     const handlers = apiHandlers({
       // Notebooks' `:access` addresses are this gateway's when it has a known address.
       ...(browser.access.publicUrl === undefined ? {} : { publicUrl: browser.access.publicUrl }),
-      store,
+      // The handlers also answer the admission reviews of kubectl writes.
+      store: new AdmittingStore(store),
       authorizer: options.authorizer ?? allowAll,
       podLogs: new PodLogs(cluster().kubeConfig, options.namespace),
       daiLicense: secretLicense(cluster().kubeConfig, options.namespace, 'dai-license'),

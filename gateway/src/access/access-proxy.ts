@@ -16,7 +16,7 @@ import type { Authenticate, CallHeaders, Handler, Handlers } from '../call/handl
 import { ApiError, invalidArgument } from '../errors/api-error.ts';
 import { Code } from '../errors/code.ts';
 import { log } from '../log.ts';
-import type { ResourceStore } from '../store/store.ts';
+import type { ClusterPlacement, Store } from '../store/store-interface.ts';
 import { ActivityRecorder } from './activity.ts';
 import { reachEngine, type ReachedEngine } from './engine-access.ts';
 import { parseEnginePath, type AccessCollection, type EnginePath } from './engine-path.ts';
@@ -35,7 +35,7 @@ import {
 
 /** How the access proxy is set up. */
 export interface AccessOptions {
-  store: ResourceStore;
+  store: Store & ClusterPlacement;
   authorizer: Authorizer;
   /** The platform's public address: its scheme is the `X-Forwarded-Proto` engines are told. */
   publicUrl?: string;

@@ -14,7 +14,7 @@ import { DAIEngine_State } from '../gen/ai/h2o/engine/v1/dai_engine.pb.ts';
 import { H2OEngine_State } from '../gen/ai/h2o/engine/v1/h2o_engine.pb.ts';
 import { NotebookEngine_State } from '../gen/ai/h2o/engine/v1/notebook_engine.pb.ts';
 import { earlierObjectNames, objectName } from '../store/names.ts';
-import type { ResourceStore } from '../store/store.ts';
+import type { Store } from '../store/store-interface.ts';
 import type { AccessCollection, EnginePath } from './engine-path.ts';
 
 /** What the proxy needs to know of an engine kind. */
@@ -101,7 +101,7 @@ export function serviceNames(access: AccessKind, path: EnginePath): string[] {
  *   not exist or is not the caller's to see
  */
 export async function reachEngine(
-  deps: { store: ResourceStore; authorizer: Authorizer },
+  deps: { store: Store; authorizer: Authorizer },
   caller: Caller,
   path: EnginePath,
 ): Promise<ReachedEngine> {

@@ -12,7 +12,7 @@ import { OutputStream, Process_State, type Process } from '../gen/ai/h2o/engine/
 import type { StreamOutputResponse } from '../gen/ai/h2o/engine/v1/process_service.pb.ts';
 import { page } from '../list/pagination.ts';
 import type { SandboxEngines } from '../services/sandbox-engine-service.ts';
-import type { ResourceStore } from '../store/store.ts';
+import type { ClusterPlacement, Store } from '../store/store-interface.ts';
 import { resourceIdProblem } from '../validation/names.ts';
 import { asFrames, selected, type Chunk } from './output-log.ts';
 import type { PodExec } from './pod-exec.ts';
@@ -35,7 +35,7 @@ const FILTER = /^\s*state\s*=\s*"?(STATE_[A-Z]+)"?\s*$/;
 export interface ProcessServiceDeps {
   sandboxes: SandboxEngines;
   exec: PodExec;
-  store: ResourceStore;
+  store: Store & ClusterPlacement;
   now?: () => Date;
   /** How often to settle processes whose runner stopped (see process-sweeper.ts); never when unset. */
   sweepEveryMs?: number;

@@ -10,7 +10,7 @@ import { SANDBOX_CONTAINER, sandboxPodName } from '../../../shared/workloads.ts'
 import { OutputStream, Process_State } from '../gen/ai/h2o/engine/v1/process.pb.ts';
 import { log } from '../log.ts';
 import { objectName } from '../store/names.ts';
-import type { ResourceStore } from '../store/store.ts';
+import type { ClusterPlacement, Store } from '../store/store-interface.ts';
 import { sandboxScript, type PodExec } from './pod-exec.ts';
 import { PID_DIR } from './process-runner.ts';
 import { parseProcessName, type ProcessStore } from './process-store.ts';
@@ -25,7 +25,7 @@ const ORPHANED =
 
 export interface SweeperDeps {
   processes: ProcessStore;
-  store: ResourceStore;
+  store: Store & ClusterPlacement;
   exec: PodExec;
   /** Whether this replica follows the process itself (then it is not an orphan). */
   follows: (name: string) => boolean;

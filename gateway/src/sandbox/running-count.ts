@@ -10,12 +10,12 @@ import {
   RUNNING_PROCESSES_ANNOTATION,
 } from '../../../shared/resources.ts';
 import { Process_State } from '../gen/ai/h2o/engine/v1/process.pb.ts';
-import type { ResourceStore } from '../store/store.ts';
+import type { Store } from '../store/store-interface.ts';
 import { engineName, parseProcessName, type ProcessStore } from './process-store.ts';
 
 /** Recounts the running processes of the engine `processName` belongs to. */
 export async function recountRunning(
-  deps: { processes: ProcessStore; store: ResourceStore },
+  deps: { processes: ProcessStore; store: Store },
   processName: string,
   now: Date,
 ): Promise<void> {

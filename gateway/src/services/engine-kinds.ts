@@ -17,11 +17,11 @@ import { compareVersions } from '../../../shared/semver.ts';
 import { upgradeAvailable, type VersionSummary } from '../engines/upgrades.ts';
 import { engineHandlers, EngineStore, type Engine } from './engine-service.ts';
 import { resolveReference } from './references.ts';
-import type { ServiceDeps } from './resource-service.ts';
+import type { ClusterServiceDeps } from './resource-service.ts';
 import { idOf } from '../../../shared/resource-name.ts';
 
 /** What the engine services need beyond the store and the authorizer. */
-export interface EngineServiceDeps extends ServiceDeps {
+export interface EngineServiceDeps extends ClusterServiceDeps {
   /** Engines may be reached at this base URL (the platform's public address). */
   publicUrl?: string;
   /** Where engines' pod logs are read; by default the pod log API of the store's namespace. */

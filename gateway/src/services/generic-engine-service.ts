@@ -13,7 +13,7 @@ import { engineAccess } from '../engines/ownership.ts';
 import { compileFilter } from '../list/filter.ts';
 import { compileOrdering } from '../list/ordering.ts';
 import { keysetPage } from '../list/pagination.ts';
-import type { ResourceStore } from '../store/store.ts';
+import type { Store } from '../store/store-interface.ts';
 import { checkedWorkspace, type ServiceDeps } from './resource-service.ts';
 import { idOf, workspaceOf } from '../../../shared/resource-name.ts';
 
@@ -104,7 +104,7 @@ function engineTotals(
   };
 }
 
-async function enginesIn(store: ResourceStore, workspace: string): Promise<ListedEngine[]> {
+async function enginesIn(store: Store, workspace: string): Promise<ListedEngine[]> {
   const lists = await Promise.all(
     SOURCES.map(async (source) => {
       const [engines, versions] = await Promise.all([

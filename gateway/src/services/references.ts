@@ -1,7 +1,7 @@
 import type { ResourceKind } from '../../../shared/resources.ts';
 import { ApiError, invalidArgument, notFound } from '../errors/api-error.ts';
 import { Code } from '../errors/code.ts';
-import type { ResourceStore, Stored } from '../store/store.ts';
+import type { Store, Stored } from '../store/store-interface.ts';
 import { parseName, VERSION_ID } from '../validation/names.ts';
 
 /** The workspace where administrators keep what every workspace may use. */
@@ -11,11 +11,7 @@ export const GLOBAL_WORKSPACE = 'global';
  * The version or image of `name`, whose id may be an alias of a version
  * (`workspaces/global/daiEngineVersions/latest`); NOT_FOUND when there is none.
  */
-export async function getByNameOrAlias(
-  store: ResourceStore,
-  kind: ResourceKind,
-  name: string,
-): Promise<Stored> {
+export async function getByNameOrAlias(store: Store, kind: ResourceKind, name: string): Promise<Stored> {
   const parsed = parseName(name, kind.collection);
   if (parsed === undefined || VERSION_ID.test(parsed.id) || !kind.kind.endsWith('Version')) {
     return store.get(kind, name);
@@ -33,7 +29,7 @@ export async function getByNameOrAlias(
  * naming `field`.
  */
 export async function resolveReference(
-  store: ResourceStore,
+  store: Store,
   kind: ResourceKind,
   reference: { name: string; field: string; engineWorkspace: string },
 ): Promise<Stored> {

@@ -3,16 +3,21 @@ import type { Authorizer, Caller } from '../auth/authorizer.ts';
 import type { CallContext, Handler } from '../call/handler.ts';
 import { invalidArgument } from '../errors/api-error.ts';
 import { page } from '../list/pagination.ts';
-import type { ResourceStore, Stored } from '../store/store.ts';
+import type { ClusterPlacement, Store, Stored } from '../store/store-interface.ts';
 import { parseName, workspaceIdProblem } from '../validation/names.ts';
 import { resolveUpdateMask, type MaskedResource } from '../validation/update-mask.ts';
 import { applyMask } from './masks.ts';
 
 /** What a service needs from the rest of the gateway. */
 export interface ServiceDeps {
-  store: ResourceStore;
+  store: Store;
   authorizer: Authorizer;
   now?: () => Date;
+}
+
+/** What services that reach into engines' pods need: the store, and where its resources live. */
+export interface ClusterServiceDeps extends ServiceDeps {
+  store: Store & ClusterPlacement;
 }
 
 /** A stored API resource: every one has a name and audit fields. */
@@ -134,7 +139,7 @@ export class ResourceService<T extends Resource> {
     return this.rules.kind;
   }
 
-  get store(): ResourceStore {
+  get store(): Store {
     return this.deps.store;
   }
 

@@ -32,7 +32,13 @@ import { Code } from '../errors/code.ts';
 import type { ReachSandbox, ResolveSandbox, SandboxTarget } from '../sandbox/target.ts';
 import { objectName } from '../store/names.ts';
 import { resolveReference } from './references.ts';
-import { parentWorkspace, wireNames, workspaceOf, type ServiceDeps } from './resource-service.ts';
+import {
+  parentWorkspace,
+  wireNames,
+  workspaceOf,
+  type ClusterServiceDeps,
+  type ServiceDeps,
+} from './resource-service.ts';
 import { idOf } from '../../../shared/resource-name.ts';
 
 const KIND = RESOURCE_KINDS.SandboxEngine;
@@ -64,9 +70,9 @@ function stored(found: Stored): StoredSandbox {
 
 /** The sandbox engines as one caller may reach them. */
 export class SandboxEngines {
-  readonly deps: ServiceDeps;
+  readonly deps: ClusterServiceDeps;
 
-  constructor(deps: ServiceDeps) {
+  constructor(deps: ClusterServiceDeps) {
     this.deps = deps;
   }
 
@@ -276,7 +282,7 @@ function deleteHandler(engines: SandboxEngines): Handler {
 }
 
 /** The RPCs of SandboxEngineService. */
-export function sandboxEngineService(deps: ServiceDeps): Handlers {
+export function sandboxEngineService(deps: ClusterServiceDeps): Handlers {
   const engines = new SandboxEngines(deps);
   const rpc = (name: string): string => `${NAMES.service}.${name}`;
   return {

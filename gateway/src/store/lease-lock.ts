@@ -16,7 +16,6 @@ import { Code } from '../errors/code.ts';
 import { statusCode } from '../../../shared/watched-collection.ts';
 import { storeError } from './store-errors.ts';
 import { microTime } from '../../../shared/micro-time.ts';
-import { currentAdmission, type Admission } from './admission.ts';
 
 /** The annotation with the resourceVersion of the last write made under the lock. */
 export const LAST_WRITE_ANNOTATION = 'engine.h2o.ai/last-write';
@@ -57,11 +56,7 @@ export class LeaseLock {
    * it wrote (if any), which the next holder is told.
    */
   async run<T>(key: string, action: (held: Held) => Promise<{ result: T; wrote?: string }>): Promise<T> {
-    const admission = currentAdmission();
-    // A dry run writes nothing, so there is nothing to serialise.
-    if (admission?.dryRun === true) return (await action({ lastWrite: undefined, tookOver: false })).result;
     const { lease, held } = await this.acquire(key);
-    if (admission !== undefined) return this.runAdmitted(admission, lease, held, action);
     let wrote: string | undefined;
     try {
       const outcome = await action(held);
@@ -70,27 +65,6 @@ export class LeaseLock {
     } finally {
       await this.release(lease, wrote ?? held.lastWrite);
     }
-  }
-
-  /**
-   * Under admission review the apiserver writes the object after the review is answered: the
-   * lock is kept until that write has landed, so that the next holder counts it.
-   */
-  private async runAdmitted<T>(
-    admission: Admission,
-    lease: V1Lease,
-    held: Held,
-    action: (held: Held) => Promise<{ result: T; wrote?: string }>,
-  ): Promise<T> {
-    let outcome: { result: T; wrote?: string };
-    try {
-      outcome = await action(held);
-    } catch (error: unknown) {
-      await this.release(lease, held.lastWrite);
-      throw error;
-    }
-    admission.afterLanding((landed) => this.release(lease, landed ?? held.lastWrite));
-    return outcome.result;
   }
 
   private async acquire(key: string): Promise<{ lease: V1Lease; held: Held }> {

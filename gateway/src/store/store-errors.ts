@@ -3,6 +3,13 @@ import { ApiError, notFound } from '../errors/api-error.ts';
 import { Code } from '../errors/code.ts';
 import { statusCode } from '../../../shared/watched-collection.ts';
 
+/** The API error for a resource name that no object name can hold. */
+export function unstorableName(name: string): ApiError {
+  return new ApiError(Code.INVALID_ARGUMENT, `"${name}" is not a name that can be stored`, {
+    reason: 'INVALID_NAME',
+  });
+}
+
 /** The API error for a failed apiserver call. */
 export function storeError(error: unknown, name: string, verb: string): ApiError {
   const status = statusCode(error);

@@ -12,42 +12,16 @@ import {
   type ResourceKind,
 } from '../../../shared/resources.ts';
 import { log } from '../log.ts';
-import { RECORDED_ANNOTATION, recordAfterWrite, recordText } from '../../../shared/recorded.ts';
 import { isNewer, statusCode } from '../../../shared/watched-collection.ts';
 import { KindCache } from './watch-cache.ts';
 import { LeaseLock, type Held } from './lease-lock.ts';
-import { storeError } from './store-errors.ts';
-import { currentAdmission, type Admission } from './admission.ts';
+import { storeError, unstorableName } from './store-errors.ts';
 import { earlierObjectNames, objectName } from './names.ts';
-import {
-  fromCustomResource,
-  identityOf,
-  intentOf,
-  splitName,
-  toCustomResource,
-  type CustomResource,
-  type Intent,
-} from './objects.ts';
+import { identityOf, splitName, toCustomResource, type CustomResource } from './objects.ts';
+import { creation, replacement, stored } from './object-writes.ts';
+import type { ClusterPlacement, Store, Stored, WriteOptions } from './store-interface.ts';
 
-/** An API message as stored, with the resourceVersion that guards its next update. */
-export interface Stored {
-  message: Record<string, unknown>;
-  resourceVersion: string;
-  /** An engine's wanted lifecycle; empty for other kinds. */
-  intent: Intent;
-}
-
-/** How a write treats what is not in the API message. */
-export interface WriteOptions {
-  /** An engine's wanted lifecycle, written to its spec. */
-  intent?: Intent;
-  /**
-   * The status fields (JSON names) this write sets, when not all: status fields that the
-   * operator reports (state, urls, disk sizes…) must not be overwritten with what the gateway
-   * read earlier.
-   */
-  statusFields?: readonly string[];
-}
+export type { Stored, WriteOptions } from './store-interface.ts';
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
@@ -59,7 +33,7 @@ const STATUS_RETRY_MS = 200;
 const READ_OWN_WRITE_MS = 2_000;
 
 /** An object found for a resource name: its metadata and its message. */
-interface Located {
+export interface Located {
   metadata: CustomResource['metadata'];
   stored: Stored;
 }
@@ -75,7 +49,7 @@ interface Located {
  * through another replica is found too; while a cache is not in sync, reads answer UNAVAILABLE
  * rather than anything stale. Without caches, every read goes to the apiserver.
  */
-export class ResourceStore {
+export class ResourceStore implements Store, ClusterPlacement {
   private readonly api: CustomObjectsApi;
   private readonly caches = new Map<string, KindCache>();
   /** Locks every replica honours (quota checks), as Leases beside the resources. */
@@ -155,11 +129,7 @@ export class ResourceStore {
     const own = this.written.get(kind.kind);
     const awaited = isNewer(own, held.lastWrite) ? own : (held.lastWrite ?? own);
     const fresh = held.tookOver || (awaited !== undefined && !(await this.caughtUp(kind, awaited)));
-    return withAdmitted(
-      kind,
-      workspace,
-      fresh ? await this.listDirect(kind, workspace) : await this.list(kind, workspace),
-    );
+    return fresh ? await this.listDirect(kind, workspace) : await this.list(kind, workspace);
   }
 
   /** Waits (bounded) until the kind's cache has seen a write, so that the writer reads it next. */
@@ -176,18 +146,12 @@ export class ResourceStore {
   /** Creates the resource; ALREADY_EXISTS when its name is taken. */
   async create(kind: ResourceKind, message: { name: string }, options: WriteOptions = {}): Promise<Stored> {
     const { workspace, id } = splitName(kind, message.name);
-    if (objectName(workspace, id) === undefined) {
-      throw new ApiError(Code.INVALID_ARGUMENT, `"${message.name}" is not a name that can be stored`, {
-        reason: 'INVALID_NAME',
-      });
-    }
+    if (objectName(workspace, id) === undefined) throw unstorableName(message.name);
     // An object of an earlier release may hold the identity under another name.
     if (earlierObjectNames(workspace, id).length > 0 && (await this.find(kind, message.name)) !== undefined) {
       throw storeError({ code: 409 }, message.name, 'create');
     }
     const { body, statusLeft } = creation(toCustomResource(kind, message, this.namespace, options.intent));
-    const admission = currentAdmission();
-    if (admission !== undefined) return admitCreate(kind, admission, body, statusLeft);
     const created = await this.call(message.name, 'create', () =>
       this.api.createNamespacedCustomObject({ ...this.target(kind), body }),
     );
@@ -225,16 +189,11 @@ export class ResourceStore {
    * may belong to another workspace or have been written by hand). From the cache when there
    * is one; what it does not hold is looked up at the apiserver.
    */
-  private async find(kind: ResourceKind, name: string): Promise<Located | undefined> {
+  async find(kind: ResourceKind, name: string): Promise<Located | undefined> {
     const { workspace, id } = splitName(kind, name);
     const current = objectName(workspace, id);
     if (current === undefined) return undefined;
     const candidates = [current, ...earlierObjectNames(workspace, id)];
-    const underReview = candidates
-      .map((candidate) => currentAdmission()?.before(kind.kind, candidate))
-      .find((object) => object !== undefined && sameIdentity(object, workspace, id));
-    if (underReview !== undefined)
-      return { metadata: underReview.metadata, stored: stored(kind, underReview) };
     const cache = this.cacheOf(kind);
     const cached = candidates
       .map((candidate) => cache?.object(candidate))
@@ -267,11 +226,9 @@ export class ResourceStore {
   /** Every resource of `kind` in a workspace, or in all workspaces for `-`. */
   async list(kind: ResourceKind, workspace: string): Promise<Stored[]> {
     const cache = this.cacheOf(kind);
-    const listed =
-      cache === undefined
-        ? await this.listDirect(kind, workspace)
-        : Array.from(cache.inWorkspace(workspace), (object) => object.stored);
-    return withAdmitted(kind, workspace, listed);
+    return cache === undefined
+      ? await this.listDirect(kind, workspace)
+      : Array.from(cache.inWorkspace(workspace), (object) => object.stored);
   }
 
   private async listDirect(kind: ResourceKind, workspace: string): Promise<Stored[]> {
@@ -301,23 +258,12 @@ export class ResourceStore {
   ): Promise<Stored> {
     const resource = toCustomResource(kind, message, this.namespace, options.intent);
     const current = await this.locate(kind, message.name);
-    const status = only(resource.status, options.statusFields);
-    // A replace rewrites metadata too: keep what others keep there (the operator's finalizer,
-    // activity annotations), and the object's name, which an earlier release may have chosen.
-    // The resourceVersion the caller read still guards the whole write.
-    const body = {
-      ...resource,
-      metadata: {
-        ...current.metadata,
-        ...resource.metadata,
-        name: current.metadata.name,
-        resourceVersion,
-        annotations: recordCleared(current.metadata.annotations, status, options.statusFields === undefined),
-      },
-    };
-    const admission = currentAdmission();
-    if (admission !== undefined)
-      return this.admitUpdate(kind, admission, { name: message.name, body, status });
+    // The resourceVersion the caller read guards the whole write.
+    const { body, status } = replacement(resource, {
+      current: current.metadata,
+      resourceVersion,
+      statusFields: options.statusFields,
+    });
     const replaced = await this.call(message.name, 'update', async () => {
       return (await this.api.replaceNamespacedCustomObject({
         ...this.target(kind),
@@ -350,12 +296,6 @@ export class ResourceStore {
   /** Deletes the resource, if given only while it is at `resourceVersion`; NOT_FOUND when gone. */
   async delete(kind: ResourceKind, name: string, resourceVersion?: string): Promise<void> {
     const { metadata } = await this.locate(kind, name);
-    const admission = currentAdmission();
-    if (admission !== undefined) {
-      admission.confineTo(kind.kind, metadata.name);
-      admission.deleted = true;
-      return;
-    }
     // The uid makes sure that what is deleted is the object whose labels were just checked.
     const preconditions = {
       uid: metadata.uid,
@@ -373,29 +313,6 @@ export class ResourceStore {
     const cache = this.caches.get(kind.kind);
     if (answer.kind === kind.kind) await this.settle(kind, answer.metadata.resourceVersion ?? '');
     else await cache?.gone(metadata.name, READ_OWN_WRITE_MS);
-  }
-
-  /**
-   * An update under admission review: recorded, not written. The status fields it sets follow in
-   * a status write once the apiserver has stored the object, except those the operator reports
-   * itself on seeing the change (the state a lifecycle change moves to).
-   */
-  private admitUpdate(
-    kind: ResourceKind,
-    admission: Admission,
-    update: { name: string; body: CustomResource; status: CustomResource['status'] },
-  ): Stored {
-    const { name, body, status = {} } = update;
-    admission.write(body, status);
-    const later = Object.fromEntries(
-      Object.entries(status).filter(([field]) => !REPORTED_AFTER_ADMISSION.has(field)),
-    );
-    if (!admission.dryRun && Object.keys(later).length > 0) {
-      admission.afterLanding(async (resourceVersion) => {
-        if (resourceVersion !== undefined) await this.writeStatus(kind, name, body.metadata.name, later);
-      });
-    }
-    return stored(kind, body);
   }
 
   /**
@@ -424,7 +341,7 @@ export class ResourceStore {
    * is idempotent, so a write the cluster did not answer is retried a few times before the call
    * fails: an update has no compensation, and a lost status write would leave stale audit fields.
    */
-  private async writeStatus(
+  async writeStatus(
     kind: ResourceKind,
     name: string,
     objectName: string,
@@ -474,55 +391,6 @@ export class ResourceStore {
   }
 }
 
-/**
- * Status fields the operator reports itself on seeing an admitted change (see admitUpdate): a
- * late write of the state a lifecycle call moves to could overwrite the state the operator has
- * moved on to meanwhile.
- */
-const REPORTED_AFTER_ADMISSION: ReadonlySet<string> = new Set(['state', 'reconciling']);
-
-/**
- * A create under admission review: recorded, not written. The apiserver stores the object after
- * the review, so everything must travel with it in one write.
- */
-function admitCreate(
-  kind: ResourceKind,
-  admission: Admission,
-  body: CustomResource,
-  statusLeft: CustomResource['status'],
-): Stored {
-  if (statusLeft !== undefined) {
-    throw new ApiError(
-      Code.INVALID_ARGUMENT,
-      'The fields this resource records at creation (profile and version snapshots) are too large for ' +
-        'one Kubernetes write; create it through the API',
-      { reason: 'TOO_LARGE_FOR_ADMISSION' },
-    );
-  }
-  admission.write(body, {});
-  return stored(kind, body);
-}
-
-/**
- * A list as the handler under admission review sees it: with what it has written of the object
- * under review (a create followed by a change of the same object reads its own write).
- */
-function withAdmitted(kind: ResourceKind, workspace: string, listed: Stored[]): Stored[] {
-  const admission = currentAdmission();
-  const written = admission?.written?.object;
-  if (admission === undefined || written === undefined || admission.kind !== kind.kind) return listed;
-  const identity = identityOf(written);
-  if (identity === undefined || (workspace !== '-' && identity.workspace !== workspace)) return listed;
-  const own = stored(kind, written);
-  return [...listed.filter((item) => item.message['name'] !== own.message['name']), own];
-}
-
-/** Whether the object's labels name the resource `workspace`/`id`. */
-function sameIdentity(object: CustomResource, workspace: string, id: string): boolean {
-  const identity = identityOf(object);
-  return identity?.workspace === workspace && identity.id === id;
-}
-
 /** Tries of a call that the apiserver answers with 429 Too Many Requests. */
 const THROTTLED_ATTEMPTS = 10;
 
@@ -533,50 +401,4 @@ function retryAfterMs(error: unknown): number {
   const value = (headers as Record<string, string> | undefined)?.['retry-after'];
   const seconds = Number(value);
   return value === undefined || !Number.isFinite(seconds) ? 250 : Math.min(seconds * 1000, 2000);
-}
-
-/**
- * What a create writes: the object with its output fields recorded in an annotation, so that one
- * write makes the whole resource (shared/recorded.ts); or, when they are too large for that, the
- * object and the status left for a second write.
- */
-function creation(resource: CustomResource): { body: CustomResource; statusLeft?: CustomResource['status'] } {
-  const { status = {}, ...object } = resource;
-  if (Object.keys(status).length === 0) return { body: object };
-  const record = recordText(status);
-  if (record === undefined) return { body: object, statusLeft: status };
-  const annotations = { ...object.metadata.annotations, [RECORDED_ANNOTATION]: record };
-  return { body: { ...object, metadata: { ...object.metadata, annotations } } };
-}
-
-/** Annotations after a status write of `status`: fields it clears are no longer recorded. */
-function recordCleared(
-  annotations: Readonly<Record<string, string>> | undefined,
-  status: CustomResource['status'],
-  clearsAbsent: boolean,
-): Record<string, string> | undefined {
-  if (annotations?.[RECORDED_ANNOTATION] === undefined) return annotations;
-  const { [RECORDED_ANNOTATION]: _previous, ...others } = annotations;
-  const record = recordAfterWrite(annotations, status ?? {}, clearsAbsent);
-  return record === undefined ? others : { ...others, [RECORDED_ANNOTATION]: record };
-}
-
-function stored(kind: ResourceKind, resource: CustomResource): Stored {
-  return {
-    message: fromCustomResource(kind, resource),
-    resourceVersion: resource.metadata.resourceVersion ?? '',
-    intent: intentOf(kind, resource),
-  };
-}
-
-/**
- * The listed fields of a status, or all of them. A listed field that is unset becomes `null`,
- * which a merge patch reads as "remove".
- */
-function only(
-  status: CustomResource['status'],
-  fields: readonly string[] | undefined,
-): CustomResource['status'] {
-  if (fields === undefined || status === undefined) return status;
-  return Object.fromEntries(fields.map((field) => [field, status[field] ?? null]));
 }

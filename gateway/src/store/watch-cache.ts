@@ -12,7 +12,7 @@ import { GroupIndex } from '../../../shared/group-index.ts';
 import { deepFreeze, SharedParts } from '../../../shared/shared-parts.ts';
 import { customResources, WatchedCollection } from '../../../shared/watched-collection.ts';
 import { fromCustomResource, identityOf, intentOf, type CustomResource } from './objects.ts';
-import type { Stored } from './store.ts';
+import type { Stored } from './store-interface.ts';
 
 /** What the cache keeps of one object. */
 export interface CachedObject {

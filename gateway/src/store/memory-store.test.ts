@@ -1,0 +1,4 @@
+import { describeStoreContract } from '../../../test/store/store-contract.ts';
+import { InMemoryStore } from './memory-store.ts';
+
+describeStoreContract('InMemoryStore', () => new InMemoryStore());
