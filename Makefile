@@ -21,6 +21,10 @@ endif
 APT_PACKAGES := openssl ca-certificates chromium podman runc mmdebstrap uidmap binutils iptables conntrack iproute2
 
 JEST := $(NODE) --experimental-vm-modules --disable-warning=ExperimentalWarning node_modules/jest/bin/jest.js
+# Test files run two at a time: most of a control-plane test's time is spent waiting (on
+# controllers, engines, Python, a browser), and Jest's default (cores - 1) is one on two cores.
+# The real-node files still take turns on the one node (a machine-wide lock).
+JEST_WORKERS ?= 2
 # The docs site's npm packages (docs-site/ is an npm project of its own).
 DOCS_DEPS := docs-site/node_modules/.package-lock.json
 
@@ -153,11 +157,11 @@ typecheck: node_modules/.package-lock.json $(DOCS_DEPS) ## Type-check every pack
 
 .PHONY: test
 test: deps check-generated lint typecheck docs-test-build image engine-images ## Install what is missing, build the docs site and the images, then run every test
-	$(JEST) --ci
+	$(JEST) --ci --maxWorkers=$(JEST_WORKERS)
 
 .PHONY: test-fast
 test-fast: node_modules/.package-lock.json $(NODE) ## The unit, property and contract tests beside the sources (no cluster; about a minute)
-	$(JEST) --ci gateway/src operator/src shared
+	$(JEST) --ci --maxWorkers=$(JEST_WORKERS) gateway/src operator/src shared proto scripts
 
 .PHONY: format
 format: node_modules/.package-lock.json ## Format the sources
