@@ -119,8 +119,12 @@ class OperatorProcess {
     this.log = openSync(logFile, 'a');
   }
 
+  /** Set while this test stops the process itself (a kill, a stall it must exit from). */
+  private stopping = false;
+
   start(): void {
-    this.child = spawn(process.execPath, [resolve(ROOT, 'operator/src/main.ts')], {
+    this.stopping = false;
+    const child = spawn(process.execPath, [resolve(ROOT, 'operator/src/main.ts')], {
       env: {
         ...process.env,
         KUBECONFIG: this.kubeconfig,
@@ -138,12 +142,19 @@ class OperatorProcess {
       // Kept with the cluster's component logs, which a failing test prints.
       stdio: ['ignore', this.log, this.log],
     });
+    this.child = child;
+    // A replica that exits by itself (on a loaded machine, a leader that missed its renew
+    // deadline fences itself off) is started again, as its Deployment's kubelet would.
+    child.once('exit', () => {
+      if (!this.stopping && this.child === child) this.start();
+    });
   }
 
   /** SIGKILL: no chance to finish a step, release the lease or flush anything. */
   async kill(): Promise<void> {
     const child = this.child;
     if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
+    this.stopping = true;
     const exited = once(child, 'exit');
     child.kill('SIGKILL');
     await exited;
@@ -159,6 +170,7 @@ class OperatorProcess {
   async resume(): Promise<number | null> {
     const child = this.child;
     if (child === undefined) return null;
+    this.stopping = true;
     const exited = once(child, 'exit') as Promise<[number | null]>;
     child.kill('SIGCONT');
     const [code] = await exited;
