@@ -13,10 +13,10 @@ export interface CallContext {
  * sends them as newline-delimited `{"result": …}` envelopes in one chunked response; gRPC as
  * stream messages. The stream ends when the iteration does.
  */
-export class ServerStream {
-  readonly messages: AsyncIterable<object>;
+export class ServerStream<M extends object = object> {
+  readonly messages: AsyncIterable<M>;
 
-  constructor(messages: AsyncIterable<object>) {
+  constructor(messages: AsyncIterable<M>) {
     this.messages = messages;
   }
 }
