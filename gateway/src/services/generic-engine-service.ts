@@ -20,11 +20,11 @@ import { idOf, workspaceOf } from '../../../shared/resource-name.ts';
 
 const SCHEMAS = engineListSchemas(Engine_State, Engine_Type);
 
-type EngineKind = (typeof ENGINE_KINDS)[number];
+type ListedKind = (typeof ENGINE_KINDS)[number];
 
 /** One engine of any kind as the generic Engine message. */
 function toEngine(
-  { rules, type, upgradable, perNode }: EngineKind,
+  { rules, type, upgradable, perNode }: ListedKind,
   engine: EngineMessage,
   versions: readonly VersionSummary[],
 ): Engine {
