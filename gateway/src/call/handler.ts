@@ -21,6 +21,11 @@ export class ServerStream<M extends object = object> {
   }
 }
 
+/** Whether a handler answered a stream (a server-streaming RPC), of messages of whatever type. */
+export function isServerStream(response: object): response is ServerStream {
+  return response instanceof ServerStream;
+}
+
 /** An RPC implementation: the request message in, the response message out. */
 export type Handler = (request: Record<string, unknown>, context: CallContext) => Promise<object>;
 
