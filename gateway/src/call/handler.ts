@@ -13,12 +13,17 @@ export interface CallContext {
  * sends them as newline-delimited `{"result": …}` envelopes in one chunked response; gRPC as
  * stream messages. The stream ends when the iteration does.
  */
-export class ServerStream {
-  readonly messages: AsyncIterable<object>;
+export class ServerStream<M extends object = object> {
+  readonly messages: AsyncIterable<M>;
 
-  constructor(messages: AsyncIterable<object>) {
+  constructor(messages: AsyncIterable<M>) {
     this.messages = messages;
   }
+}
+
+/** Whether a handler answered a stream (a server-streaming RPC), of messages of whatever type. */
+export function isServerStream(response: object): response is ServerStream {
+  return response instanceof ServerStream;
 }
 
 /** An RPC implementation: the request message in, the response message out. */

@@ -61,7 +61,7 @@ export function applyConstraints<T extends EngineSettings>(
   profile: ProfileConstraints,
   options: { prefix: string; fields: readonly (NumericField | DurationField)[] },
 ): { engine: T; violations: FieldViolation[] } {
-  const result: Record<string, unknown> = { ...(engine as object) };
+  const result: T = { ...engine };
   const violations: FieldViolation[] = [];
   const settle = (
     field: string,
@@ -69,7 +69,8 @@ export function applyConstraints<T extends EngineSettings>(
     fallback: unknown,
     problem: () => FieldViolation | undefined,
   ): void => {
-    if (value === undefined) result[field] = fallback;
+    // The fields are the settings this module lists, each its profile constraint's type.
+    if (value === undefined) Reflect.set(result, field, fallback);
     else {
       const violation = problem();
       if (violation) violations.push(violation);
@@ -94,7 +95,7 @@ export function applyConstraints<T extends EngineSettings>(
         : outside(`${options.prefix}.${spec.snake}`, seconds(value), shown(constraint, seconds)),
     );
   }
-  return { engine: result as T, violations };
+  return { engine: result, violations };
 }
 
 function withinDuration(value: Duration, constraint: DurationConstraint): boolean {

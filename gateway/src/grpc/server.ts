@@ -44,6 +44,7 @@ import {
   type Handler,
   type Handlers,
 } from '../call/handler.ts';
+import { handlerKey } from '../call/service-impl.ts';
 
 /** Every service of the API, as ts-proto generates their grpc-js definitions. */
 export const SERVICE_DEFINITIONS: readonly ServiceDefinition[] = [
@@ -69,10 +70,7 @@ export const SERVICE_DEFINITIONS: readonly ServiceDefinition[] = [
   DAILicenseServiceService,
 ];
 
-/** The handler key of a gRPC method path: `/pkg.Service/Method` → `pkg.Service.Method`, as REST uses. */
-export function handlerKey(path: string): string {
-  return path.slice(1).replace('/', '.');
-}
+export { handlerKey };
 
 /** An ApiError (or anything thrown) as the error a grpc-js callback takes. */
 export function toServiceError(error: unknown): Partial<ServiceError> {

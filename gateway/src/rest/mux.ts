@@ -1,6 +1,12 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import type { Caller } from '../auth/authorizer.ts';
-import { ServerStream, type Authenticate, type CallHeaders, type Handlers } from '../call/handler.ts';
+import {
+  isServerStream,
+  type Authenticate,
+  type CallHeaders,
+  type Handlers,
+  type ServerStream,
+} from '../call/handler.ts';
 import { ApiError, unauthenticated } from '../errors/api-error.ts';
 import { Code } from '../errors/code.ts';
 import { ROUTES, type Route } from '../gen/routes.ts';
@@ -114,7 +120,7 @@ async function serve({ routes, handlers, caller }: Mux, req: Request, res: Respo
     closed.abort();
   });
   const response = await handler(request, { caller, signal: closed.signal });
-  if (response instanceof ServerStream) await writeStream(res, found.route.responseType, response);
+  if (isServerStream(response)) await writeStream(res, found.route.responseType, response);
   else res.status(200).json(toJson(found.route.responseType, response));
 }
 

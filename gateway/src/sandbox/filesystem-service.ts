@@ -6,18 +6,20 @@
  *
  * Files travel whole, in one message: {@link MAX_FILE_BYTES} bounds reads and writes.
  */
-import type { CallContext, Handler, Handlers } from '../call/handler.ts';
+import type { CallContext, Handlers } from '../call/handler.ts';
+import { serviceHandlers } from '../call/service-impl.ts';
 import { ApiError, invalidArgument } from '../errors/api-error.ts';
 import { Code } from '../errors/code.ts';
 import type { FileInfo } from '../gen/ai/h2o/engine/v1/file_info.pb.ts';
-import type {
-  ListDirectoryRequest,
-  MakeDirectoryRequest,
-  MoveRequest,
-  ReadFileRequest,
-  RemoveRequest,
-  StatFileRequest,
-  WriteFileRequest,
+import {
+  FilesystemServiceService,
+  type ListDirectoryRequest,
+  type MakeDirectoryRequest,
+  type MoveRequest,
+  type ReadFileRequest,
+  type RemoveRequest,
+  type StatFileRequest,
+  type WriteFileRequest,
 } from '../gen/ai/h2o/engine/v1/filesystem_service.pb.ts';
 import { fileMode, parseListing, parseStat } from './file-info.ts';
 import {
@@ -57,22 +59,17 @@ export interface FilesystemDeps {
   resolve: ResolveSandbox;
 }
 
-const SERVICE = 'ai.h2o.engine.v1.FilesystemService';
-
-/** The seven RPCs of the FilesystemService, by `<service>.<rpc>`. */
+/** The seven RPCs of the FilesystemService. */
 export function filesystemService(deps: FilesystemDeps): Handlers {
-  const handlers: Record<string, (request: never, context: CallContext) => Promise<object>> = {
-    ReadFile: (request: ReadFileRequest, context) => readFile(deps, request, context),
-    WriteFile: (request: WriteFileRequest, context) => writeFile(deps, request, context),
-    Remove: (request: RemoveRequest, context) => remove(deps, request, context),
-    Move: (request: MoveRequest, context) => move(deps, request, context),
-    ListDirectory: (request: ListDirectoryRequest, context) => listDirectory(deps, request, context),
-    StatFile: (request: StatFileRequest, context) => statFile(deps, request, context),
-    MakeDirectory: (request: MakeDirectoryRequest, context) => makeDirectory(deps, request, context),
-  };
-  return Object.fromEntries(
-    Object.entries(handlers).map(([rpc, handler]) => [`${SERVICE}.${rpc}`, handler as unknown as Handler]),
-  );
+  return serviceHandlers(FilesystemServiceService, {
+    readFile: (request, context) => readFile(deps, request, context),
+    writeFile: (request, context) => writeFile(deps, request, context),
+    remove: (request, context) => remove(deps, request, context),
+    move: (request, context) => move(deps, request, context),
+    listDirectory: (request, context) => listDirectory(deps, request, context),
+    statFile: (request, context) => statFile(deps, request, context),
+    makeDirectory: (request, context) => makeDirectory(deps, request, context),
+  });
 }
 
 async function readFile(

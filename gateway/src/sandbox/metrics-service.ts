@@ -5,11 +5,16 @@
  * (pods/exec). Limits come from the engine's template snapshot, so they are what the pod got.
  */
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import type { CallContext, Handler, Handlers } from '../call/handler.ts';
+import type { CallContext, Handlers } from '../call/handler.ts';
+import { serviceHandlers } from '../call/service-impl.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { Code } from '../errors/code.ts';
 import type { SandboxEngine } from '../gen/ai/h2o/engine/v1/sandbox_engine.pb.ts';
-import type { ReadMetricsRequest, ReadMetricsResponse } from '../gen/ai/h2o/engine/v1/metrics_service.pb.ts';
+import {
+  MetricsServiceService,
+  type ReadMetricsRequest,
+  type ReadMetricsResponse,
+} from '../gen/ai/h2o/engine/v1/metrics_service.pb.ts';
 import { cpuCapacityCores, metricsOf, missingParts, parseDf, sampleOf } from './metrics.ts';
 import type { Collected, DiskUsage } from './metrics.ts';
 import type { PodMetricsObject, UsageSample } from './metrics.ts';
@@ -42,9 +47,9 @@ const DISK_FREE = 'exec df -Pk "$R$1"';
 
 /** The RPC of MetricsService. */
 export function metricsService(deps: MetricsDeps): Handlers {
-  const read = (request: ReadMetricsRequest, context: CallContext): Promise<ReadMetricsResponse> =>
-    readMetrics(deps, request, context);
-  return { 'ai.h2o.engine.v1.MetricsService.ReadMetrics': read as unknown as Handler };
+  return serviceHandlers(MetricsServiceService, {
+    readMetrics: (request, context) => readMetrics(deps, request, context),
+  });
 }
 
 async function readMetrics(

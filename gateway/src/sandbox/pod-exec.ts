@@ -129,7 +129,8 @@ export class PodExec {
     const stderr = sink(options.onStderr);
     let settleStatus: (status: V1Status) => void = () => undefined;
     const status = new Promise<V1Status>((resolve) => (settleStatus = resolve));
-    const socket = (await this.exec
+    // client-node types the socket with `ws`, whose types it does not export: checked here.
+    const socket: unknown = await this.exec
       .exec(
         target.namespace,
         target.pod,
@@ -145,7 +146,9 @@ export class PodExec {
         throw new PodExecError(`Cannot exec in pod ${target.namespace}/${target.pod}: ${describe(error)}`, {
           cause: error,
         });
-      })) as unknown as ExecSocket;
+      });
+    if (!isExecSocket(socket))
+      throw new PodExecError(`The exec in pod ${target.namespace}/${target.pod} opened no socket`);
     // The status frame ends both output streams, but their last chunks may still be queued: the
     // code counts once both have finished. A socket that closes without a status (the connection
     // broke) is noticed after a grace period that lets a status already received win.
@@ -178,6 +181,17 @@ export class PodExec {
 interface ExecSocket {
   on(event: 'close', listener: () => void): unknown;
   close(): void;
+}
+
+function isExecSocket(value: unknown): value is ExecSocket {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    'on' in value &&
+    typeof value.on === 'function' &&
+    'close' in value &&
+    typeof value.close === 'function'
+  );
 }
 
 /** A Writable that hands each chunk to `onChunk` and tells when it has finished. */

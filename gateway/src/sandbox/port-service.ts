@@ -20,20 +20,23 @@ import {
   setHeaderOptions,
   type KubeConfig,
 } from '@kubernetes/client-node';
-import type { CallContext, Handler, Handlers } from '../call/handler.ts';
+import type { CallContext, Handlers } from '../call/handler.ts';
+import { serviceHandlers } from '../call/service-impl.ts';
 import { ApiError, invalidArgument, notFound } from '../errors/api-error.ts';
 import { Code } from '../errors/code.ts';
 import type { Port } from '../gen/ai/h2o/engine/v1/port.pb.ts';
-import type {
-  CreatePortRequest,
-  CreatePortResponse,
-  DeletePortRequest,
-  GetPortRequest,
-  GetPortResponse,
-  ListPortsRequest,
-  ListPortsResponse,
-  UpdatePortRequest,
-  UpdatePortResponse,
+import {
+  PortServiceService,
+  type CreatePortRequest,
+  type CreatePortResponse,
+  type DeletePortRequest,
+  type DeletePortResponse,
+  type GetPortRequest,
+  type GetPortResponse,
+  type ListPortsRequest,
+  type ListPortsResponse,
+  type UpdatePortRequest,
+  type UpdatePortResponse,
 } from '../gen/ai/h2o/engine/v1/port_service.pb.ts';
 import { page } from '../list/pagination.ts';
 import { objectName } from '../store/names.ts';
@@ -346,7 +349,7 @@ async function deletePort(
   ports: PortObjects,
   request: DeletePortRequest,
   context: CallContext,
-): Promise<object> {
+): Promise<DeletePortResponse> {
   const { engineName, port } = parsePortName(request.name);
   const engine = await ports.engine(engineName, context);
   const key = engine.key(port);
@@ -369,13 +372,11 @@ async function deletePort(
 /** The five RPCs of PortService. */
 export function portService(deps: PortDeps): Handlers {
   const ports = new PortObjects(deps);
-  const rpc = (call: (p: PortObjects, request: never, context: CallContext) => Promise<object>): Handler =>
-    ((request: never, context: CallContext) => call(ports, request, context)) as unknown as Handler;
-  return {
-    'ai.h2o.engine.v1.PortService.CreatePort': rpc(createPort),
-    'ai.h2o.engine.v1.PortService.GetPort': rpc(getPort),
-    'ai.h2o.engine.v1.PortService.ListPorts': rpc(listPorts),
-    'ai.h2o.engine.v1.PortService.UpdatePort': rpc(updatePort),
-    'ai.h2o.engine.v1.PortService.DeletePort': rpc(deletePort),
-  };
+  return serviceHandlers(PortServiceService, {
+    createPort: (request, context) => createPort(ports, request, context),
+    getPort: (request, context) => getPort(ports, request, context),
+    listPorts: (request, context) => listPorts(ports, request, context),
+    updatePort: (request, context) => updatePort(ports, request, context),
+    deletePort: (request, context) => deletePort(ports, request, context),
+  });
 }

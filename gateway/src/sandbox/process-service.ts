@@ -5,11 +5,19 @@
  * need a running engine; reads work as long as the engine exists.
  */
 import { randomBytes } from 'node:crypto';
-import { ServerStream, type CallContext, type Handler, type Handlers } from '../call/handler.ts';
+import { ServerStream, type CallContext, type Handlers } from '../call/handler.ts';
+import { serviceHandlers } from '../call/service-impl.ts';
 import { ApiError, invalidArgument, invalidFields, type FieldViolation } from '../errors/api-error.ts';
 import { Code } from '../errors/code.ts';
-import { OutputStream, Process_State, type Process } from '../gen/ai/h2o/engine/v1/process.pb.ts';
-import type { StreamOutputResponse } from '../gen/ai/h2o/engine/v1/process_service.pb.ts';
+import { Process_State, type Process } from '../gen/ai/h2o/engine/v1/process.pb.ts';
+import {
+  ProcessServiceService,
+  type CreateProcessRequest,
+  type ListProcessesRequest,
+  type ListProcessesResponse,
+  type SendSignalRequest,
+  type StreamOutputResponse,
+} from '../gen/ai/h2o/engine/v1/process_service.pb.ts';
 import { page } from '../list/pagination.ts';
 import type { SandboxEngines } from '../services/sandbox-engine-service.ts';
 import type { ClusterPlacement, Store } from '../store/store-interface.ts';
@@ -23,7 +31,6 @@ import { parseProcessName, ProcessStore, type StoredProcess } from './process-st
 import { sandboxPath } from './sandbox-path.ts';
 import { idOf, workspaceOf } from '../../../shared/resource-name.ts';
 
-const SERVICE = 'ai.h2o.engine.v1.ProcessService';
 const ACTION = 'RUN_PROCESSES';
 /** How often a replica that does not run a process looks at its stored state. */
 const POLL_MS = 500;
@@ -152,39 +159,40 @@ function pause(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-function createHandler(processes: Processes): Handler {
-  return async (request, context) => {
-    const parent = request['parent'] as string;
-    const input = request['process'] as Process | undefined;
-    const { engine, objectName, target } = await processes.engine(parent, context, true);
-    if (input === undefined) throw invalidArgument('process', 'is required');
-    const violations = processViolations(input);
-    if (violations.length > 0) throw invalidFields(violations);
-    const workingDirectory = sandboxPath('process.working_directory', input.workingDirectory || '/');
-    if (Object.keys(input.secretEnvironmentVariables).length > 0)
-      throw new ApiError(
-        Code.FAILED_PRECONDITION,
-        'H2O Secure Store is not configured in this installation: secret environment variables cannot be resolved',
-        { reason: 'BACKEND_NOT_CONFIGURED' },
-      );
-    const id = (request['processId'] as string | undefined) || generatedId();
-    const idProblem = resourceIdProblem(id);
-    if (idProblem) throw invalidArgument('process_id', idProblem);
-    const process: Process = {
-      ...input,
-      name: `${parent}/processes/${id}`,
-      workingDirectory,
-      secretEnvironmentVariables: {},
-      state: Process_State.STATE_PENDING,
-      exitCode: undefined,
-      createTime: undefined,
-      startTime: undefined,
-      endTime: undefined,
-    };
-    const created = await processes.store.create(process, { objectName, uid: engine.uid });
-    if (request['autoRun'] !== true) return { process: created };
-    return { process: await processes.runner.start(created, target, processes.now()) };
+async function createProcess(
+  processes: Processes,
+  request: CreateProcessRequest,
+  context: CallContext,
+): Promise<Process> {
+  const { parent, process: input } = request;
+  const { engine, objectName, target } = await processes.engine(parent, context, true);
+  if (input === undefined) throw invalidArgument('process', 'is required');
+  const violations = processViolations(input);
+  if (violations.length > 0) throw invalidFields(violations);
+  const workingDirectory = sandboxPath('process.working_directory', input.workingDirectory || '/');
+  if (Object.keys(input.secretEnvironmentVariables).length > 0)
+    throw new ApiError(
+      Code.FAILED_PRECONDITION,
+      'H2O Secure Store is not configured in this installation: secret environment variables cannot be resolved',
+      { reason: 'BACKEND_NOT_CONFIGURED' },
+    );
+  const id = request.processId || generatedId();
+  const idProblem = resourceIdProblem(id);
+  if (idProblem) throw invalidArgument('process_id', idProblem);
+  const process: Process = {
+    ...input,
+    name: `${parent}/processes/${id}`,
+    workingDirectory,
+    secretEnvironmentVariables: {},
+    state: Process_State.STATE_PENDING,
+    exitCode: undefined,
+    createTime: undefined,
+    startTime: undefined,
+    endTime: undefined,
   };
+  const created = await processes.store.create(process, { objectName, uid: engine.uid });
+  if (!request.autoRun) return created;
+  return processes.runner.start(created, target, processes.now());
 }
 
 /** The state a list filter asks for (`state = STATE_RUNNING`), or none for an empty filter. */
@@ -196,58 +204,59 @@ export function stateFilter(filter: string): string | undefined {
   return wanted;
 }
 
-function listHandler(processes: Processes): Handler {
-  return async (request, context) => {
-    const parent = request['parent'] as string;
-    const filter = (request['filter'] as string | undefined) ?? '';
-    await processes.engine(parent, context, false);
-    const wanted = stateFilter(filter);
-    const all = await processes.store.list(workspaceOf(parent), idOf(parent));
-    const matching = wanted === undefined ? all : all.filter((p) => stateName(p.state) === wanted);
-    const { items, nextPageToken } = page(
-      matching,
-      request as { pageSize?: number; pageToken?: string },
-      `parent=${parent}&filter=${filter}`,
+async function listProcesses(
+  processes: Processes,
+  request: ListProcessesRequest,
+  context: CallContext,
+): Promise<ListProcessesResponse> {
+  const { parent, filter } = request;
+  await processes.engine(parent, context, false);
+  const wanted = stateFilter(filter);
+  const all = await processes.store.list(workspaceOf(parent), idOf(parent));
+  const matching = wanted === undefined ? all : all.filter((p) => stateName(p.state) === wanted);
+  const { items, nextPageToken } = page(matching, request, `parent=${parent}&filter=${filter}`);
+  return { processes: items, nextPageToken };
+}
+
+async function startProcess(
+  processes: Processes,
+  request: { name: string },
+  context: CallContext,
+): Promise<Process> {
+  const name = checkedName(request.name);
+  const { target } = await processes.engine(engineOf(name), context, true);
+  const { process } = await processes.store.get(name);
+  if (process.state !== Process_State.STATE_PENDING)
+    throw new ApiError(
+      Code.FAILED_PRECONDITION,
+      `The process "${name}" has already been started (it is ${stateName(process.state)})`,
+      { reason: 'ALREADY_STARTED' },
     );
-    return { processes: items, nextPageToken };
-  };
+  return processes.runner.start(process, target, processes.now());
 }
 
-function startHandler(processes: Processes): Handler {
-  return async (request, context) => {
-    const name = checkedName(request['name'] as string);
-    const { target } = await processes.engine(engineOf(name), context, true);
-    const { process } = await processes.store.get(name);
-    if (process.state !== Process_State.STATE_PENDING)
-      throw new ApiError(
-        Code.FAILED_PRECONDITION,
-        `The process "${name}" has already been started (it is ${stateName(process.state)})`,
-        { reason: 'ALREADY_STARTED' },
-      );
-    return { process: await processes.runner.start(process, target, processes.now()) };
-  };
-}
-
-function signalHandler(processes: Processes): Handler {
-  return async (request, context) => {
-    const name = checkedName(request['name'] as string);
-    const signal = request['signal'] as number;
-    if (!Number.isInteger(signal) || signal < 1 || signal > 64)
-      throw invalidArgument('signal', `must be a signal number from 1 to 64, got ${signal}`);
-    const { target } = await processes.engine(engineOf(name), context, true);
-    const { process } = await processes.store.get(name);
-    if (process.state !== Process_State.STATE_RUNNING)
-      throw new ApiError(
-        Code.FAILED_PRECONDITION,
-        `The process "${name}" is not running (it is ${stateName(process.state)}); only running processes take signals`,
-        { reason: 'NOT_RUNNING' },
-      );
-    if (!(await processes.runner.signal(name, signal, target)))
-      throw new ApiError(Code.FAILED_PRECONDITION, `The process "${name}" has ended`, {
-        reason: 'NOT_RUNNING',
-      });
-    return { process: (await processes.store.get(name)).process };
-  };
+async function sendSignal(
+  processes: Processes,
+  request: SendSignalRequest,
+  context: CallContext,
+): Promise<Process> {
+  const name = checkedName(request.name);
+  const { signal } = request;
+  if (!Number.isInteger(signal) || signal < 1 || signal > 64)
+    throw invalidArgument('signal', `must be a signal number from 1 to 64, got ${signal}`);
+  const { target } = await processes.engine(engineOf(name), context, true);
+  const { process } = await processes.store.get(name);
+  if (process.state !== Process_State.STATE_RUNNING)
+    throw new ApiError(
+      Code.FAILED_PRECONDITION,
+      `The process "${name}" is not running (it is ${stateName(process.state)}); only running processes take signals`,
+      { reason: 'NOT_RUNNING' },
+    );
+  if (!(await processes.runner.signal(name, signal, target)))
+    throw new ApiError(Code.FAILED_PRECONDITION, `The process "${name}" has ended`, {
+      reason: 'NOT_RUNNING',
+    });
+  return (await processes.store.get(name)).process;
 }
 
 /** Output as StreamOutput sends it: what there is (unless skipped), then what comes, until the end. */
@@ -287,39 +296,37 @@ export function processService(deps: ProcessServiceDeps): Handlers {
     });
     sweeper.start(deps.sweepEveryMs);
   }
-  const rpc = (name: string): string => `${SERVICE}.${name}`;
-  return {
-    [rpc('CreateProcess')]: createHandler(processes),
-    [rpc('GetProcess')]: async (request, context) => ({
-      process: (await processes.read(request['name'] as string, context)).process,
+  return serviceHandlers(ProcessServiceService, {
+    createProcess: async (request, context) => ({
+      process: await createProcess(processes, request, context),
     }),
-    [rpc('ListProcesses')]: listHandler(processes),
-    [rpc('StartProcess')]: startHandler(processes),
-    [rpc('SendSignal')]: signalHandler(processes),
-    [rpc('WaitProcess')]: async (request, context) => {
-      const name = request['name'] as string;
+    getProcess: async (request, context) => ({
+      process: (await processes.read(request.name, context)).process,
+    }),
+    listProcesses: (request, context) => listProcesses(processes, request, context),
+    startProcess: async (request, context) => ({ process: await startProcess(processes, request, context) }),
+    sendSignal: async (request, context) => ({ process: await sendSignal(processes, request, context) }),
+    waitProcess: async (request, context) => {
+      const { name } = request;
       await processes.read(name, context);
       return { process: await processes.ended(name, context.signal) };
     },
-    [rpc('ReadOutput')]: async (request, context) => {
-      const name = request['name'] as string;
+    readOutput: async (request, context) => {
+      const { name } = request;
       const stored = await processes.read(name, context);
-      const stream =
-        (request['outputStream'] as OutputStream | undefined) ?? OutputStream.OUTPUT_STREAM_COMBINED;
-      return { data: selected(processes.output(name, stored), stream) };
+      return { data: selected(processes.output(name, stored), request.outputStream) };
     },
-    [rpc('ReadOutputFrames')]: async (request, context) => {
-      const name = request['name'] as string;
+    readOutputFrames: async (request, context) => {
+      const { name } = request;
       const stored = await processes.read(name, context);
       return { frames: asFrames(processes.output(name, stored)) };
     },
-    [rpc('StreamOutput')]: async (request, context) => {
-      const name = request['name'] as string;
+    streamOutput: async (request, context) => {
+      const { name, skipReplay } = request;
       await processes.read(name, context);
-      const skipReplay = request['skipReplay'] === true;
       return new ServerStream(
         streamed(processes, name, { skipReplay, ...(context.signal ? { signal: context.signal } : {}) }),
       );
     },
-  };
+  });
 }

@@ -125,7 +125,13 @@ function fromObject(object: ProcessObject, expected?: ProcessName): StoredProces
     name: processName(parts),
     ...(created === undefined ? {} : { createTime: created }),
   };
-  return { process: fromJson(MESSAGE, json) as unknown as Process, output: storedOutput(object) };
+  return { process: processOf(json), output: storedOutput(object) };
+}
+
+/** The Process of its JSON, read by the Process message's field table: it has that message's fields. */
+function processOf(json: Record<string, Json>): Process {
+  const message: object = fromJson(MESSAGE, json);
+  return message as Process;
 }
 
 /** Processes of sandbox engines, stored in `namespace`. */

@@ -1,21 +1,49 @@
 /** DAIEngineService, H2OEngineService and NotebookEngineService on the shared engine machinery. */
 import { withoutReservedKeys } from '../../../shared/dai-config.ts';
-import { LAST_ACTIVITY_ANNOTATION, RESOURCE_KINDS } from '../../../shared/resources.ts';
-import type { CallContext, Handler, Handlers } from '../call/handler.ts';
+import { LAST_ACTIVITY_ANNOTATION } from '../../../shared/resources.ts';
+import type { CallContext, Handlers } from '../call/handler.ts';
+import { serviceHandlers } from '../call/service-impl.ts';
 import { ApiError, invalidArgument, type FieldViolation } from '../errors/api-error.ts';
 import { Code } from '../errors/code.ts';
-import { DAIEngine_State } from '../gen/ai/h2o/engine/v1/dai_engine.pb.ts';
-import { DAIEngineProfile_ConfigEditability } from '../gen/ai/h2o/engine/v1/dai_engine_profile.pb.ts';
-import { H2OEngine_State } from '../gen/ai/h2o/engine/v1/h2o_engine.pb.ts';
-import { NotebookEngine_State } from '../gen/ai/h2o/engine/v1/notebook_engine.pb.ts';
+import { DAIEngine_State, type DAIEngine } from '../gen/ai/h2o/engine/v1/dai_engine.pb.ts';
+import {
+  DAIEngineProfile_ConfigEditability,
+  type DAIEngineProfile,
+} from '../gen/ai/h2o/engine/v1/dai_engine_profile.pb.ts';
+import { DAIEngineServiceService } from '../gen/ai/h2o/engine/v1/dai_engine_service.pb.ts';
+import type { DAIEngineVersion } from '../gen/ai/h2o/engine/v1/dai_engine_version.pb.ts';
+import { Engine_Type } from '../gen/ai/h2o/engine/v1/engine.pb.ts';
+import type { HttpBody } from '../gen/google/api/httpbody.pb.ts';
+import { H2OEngine_State, type H2OEngine } from '../gen/ai/h2o/engine/v1/h2o_engine.pb.ts';
+import type { H2OEngineProfile } from '../gen/ai/h2o/engine/v1/h2o_engine_profile.pb.ts';
+import { H2OEngineServiceService } from '../gen/ai/h2o/engine/v1/h2o_engine_service.pb.ts';
+import type { H2OEngineVersion } from '../gen/ai/h2o/engine/v1/h2o_engine_version.pb.ts';
+import { NotebookEngine_State, type NotebookEngine } from '../gen/ai/h2o/engine/v1/notebook_engine.pb.ts';
+import type { NotebookEngineImage } from '../gen/ai/h2o/engine/v1/notebook_engine_image.pb.ts';
+import type { NotebookEngineProfile } from '../gen/ai/h2o/engine/v1/notebook_engine_profile.pb.ts';
+import { NotebookEngineServiceService } from '../gen/ai/h2o/engine/v1/notebook_engine_service.pb.ts';
 import { checkChangeable, checkResize } from '../engines/lifecycle.ts';
 import { daiListSchemas, h2oListSchemas } from '../engines/list-fields.ts';
 import { engineLogs } from '../engines/logs.ts';
-import { compressedDatasetMemory, rawDatasetMemory, sizeFor, type SizeLimits } from '../engines/sizing.ts';
+import { compressedDatasetMemory, rawDatasetMemory, sizeFor } from '../engines/sizing.ts';
 import { PodLogs, type PodLogSource } from '../store/pod-logs.ts';
 import { compareVersions } from '../../../shared/semver.ts';
-import { upgradeAvailable, type VersionSummary } from '../engines/upgrades.ts';
-import { engineHandlers, EngineStore, type Engine } from './engine-service.ts';
+import { upgradeAvailable } from '../engines/upgrades.ts';
+import {
+  changeLifecycle,
+  createEngine,
+  deleteEngine,
+  EngineStore,
+  getEngine,
+  listEngines,
+  updateEngine,
+  type AnyEngineApiRules,
+  type EngineApiRules,
+  type EngineMessage,
+  type EngineProfile,
+  type EngineVersion,
+} from './engine-service.ts';
+import { MESSAGE_KINDS, messageOf } from './message-kinds.ts';
 import { resolveReference } from './references.ts';
 import type { ClusterServiceDeps } from './resource-service.ts';
 import { idOf } from '../../../shared/resource-name.ts';
@@ -30,13 +58,13 @@ export interface EngineServiceDeps extends ClusterServiceDeps {
 
 /** Keeps the DAI configuration the profile allows, without the keys the service sets itself. */
 function shapeDaiConfig(
-  engine: Engine,
-  profile: Record<string, unknown>,
+  engine: DAIEngine,
+  profile: DAIEngineProfile,
   prefix: string,
-): { engine: Engine; violations: FieldViolation[] } {
-  const config = withoutReservedKeys((engine['config'] as Record<string, string> | undefined) ?? {});
-  const editability = profile['configEditability'];
-  const base = (profile['baseConfiguration'] as Record<string, string> | undefined) ?? {};
+): { engine: DAIEngine; violations: FieldViolation[] } {
+  const config = withoutReservedKeys(engine.config);
+  const editability = profile.configEditability;
+  const base = profile.baseConfiguration;
   const keys = Object.keys(config);
   const violations: FieldViolation[] = [];
   if (editability === DAIEngineProfile_ConfigEditability.CONFIG_EDITABILITY_DISABLED && keys.length > 0) {
@@ -56,253 +84,433 @@ function shapeDaiConfig(
   return { engine: { ...engine, config }, violations };
 }
 
-/** The engine's new storage size, checked against its state and its profile's storage maximum. */
-async function resized(
-  store: EngineStore,
-  { request, field, context }: { request: Record<string, unknown>; field: string; context: CallContext },
-): Promise<{ engine: Engine; rv: string; intent: Record<string, boolean> }> {
-  const name = request[field] as string;
-  const newBytes = request['newStorageBytes'] as string;
+/** The API rules of DAI engines. */
+export const DAI_ENGINE_RULES: EngineApiRules<DAIEngine, DAIEngineProfile, DAIEngineVersion> = {
+  kind: MESSAGE_KINDS.DAIEngine,
+  mask: 'daiEngine',
+  profileKind: MESSAGE_KINDS.DAIEngineProfile,
+  versionKind: MESSAGE_KINDS.DAIEngineVersion,
+  states: DAIEngine_State,
+  versionField: 'dai_engine_version',
+  versionOf: (engine) => engine.daiEngineVersion,
+  versionDeprecated: (engine) => engine.daiEngineVersionInfo?.deprecated === true,
+  created: (engine, profile, version) => ({
+    ...engine,
+    dataDirectoryStorageClass: profile.dataDirectoryStorageClass,
+    daiEngineVersion: version.name,
+    profileInfo: profile,
+    daiEngineVersionInfo: version,
+  }),
+  withProfile: (engine, profile) => ({ ...engine, profileInfo: profile }),
+  settings: ['cpu', 'gpu', 'memoryBytes', 'storageBytes', 'maxIdleDuration', 'maxRunningDuration'],
+  stopIntent: 'paused',
+  lists: daiListSchemas(DAIEngine_State),
+  shape: shapeDaiConfig,
+};
+
+/** The API rules of H2O engines. */
+export const H2O_ENGINE_RULES: EngineApiRules<H2OEngine, H2OEngineProfile, H2OEngineVersion> = {
+  kind: MESSAGE_KINDS.H2OEngine,
+  mask: 'h2oEngine',
+  profileKind: MESSAGE_KINDS.H2OEngineProfile,
+  versionKind: MESSAGE_KINDS.H2OEngineVersion,
+  states: H2OEngine_State,
+  versionField: 'h2o_engine_version',
+  versionOf: (engine) => engine.h2oEngineVersion,
+  versionDeprecated: (engine) => engine.h2oEngineVersionInfo?.deprecated === true,
+  created: (engine, profile, version) => ({
+    ...engine,
+    h2oEngineVersion: version.name,
+    profileInfo: profile,
+    h2oEngineVersionInfo: version,
+  }),
+  withProfile: (engine, profile) => ({ ...engine, profileInfo: profile }),
+  settings: ['nodeCount', 'cpu', 'gpu', 'memoryBytes', 'maxIdleDuration', 'maxRunningDuration'],
+  stopIntent: 'terminated',
+  lists: h2oListSchemas(H2OEngine_State),
+};
+
+/** The API rules of notebook engines. */
+export const NOTEBOOK_ENGINE_RULES: EngineApiRules<
+  NotebookEngine,
+  NotebookEngineProfile,
+  NotebookEngineImage
+> = {
+  kind: MESSAGE_KINDS.NotebookEngine,
+  mask: 'notebookEngine',
+  profileKind: MESSAGE_KINDS.NotebookEngineProfile,
+  versionKind: MESSAGE_KINDS.NotebookEngineImage,
+  states: NotebookEngine_State,
+  versionField: 'notebook_image',
+  versionOf: (engine) => engine.notebookImage,
+  // Notebook images are enabled or disabled, never deprecated.
+  versionDeprecated: () => false,
+  created: (engine, profile, image) => ({
+    ...engine,
+    storageClassName: profile.storageClassName,
+    notebookImage: image.name,
+    profileInfo: profile,
+    notebookImageInfo: image,
+  }),
+  withProfile: (engine, profile) => ({ ...engine, profileInfo: profile }),
+  settings: ['cpu', 'gpu', 'memoryBytes', 'storageBytes', 'maxIdleDuration', 'maxRunningDuration'],
+  stopIntent: 'paused',
+};
+
+/**
+ * The engine kinds of the API, with how each shows in the generic engine list: its type there,
+ * whether its versions can be upgraded in place (DAI), and whether cpu, gpu and memory are per
+ * node, of `nodeCount` nodes (H2O).
+ */
+export const ENGINE_KINDS: readonly {
+  rules: AnyEngineApiRules;
+  type: Engine_Type;
+  upgradable?: boolean;
+  perNode?: boolean;
+}[] = [
+  { rules: DAI_ENGINE_RULES, type: Engine_Type.TYPE_DRIVERLESS_AI, upgradable: true },
+  { rules: H2O_ENGINE_RULES, type: Engine_Type.TYPE_H2O, perNode: true },
+  { rules: NOTEBOOK_ENGINE_RULES, type: Engine_Type.TYPE_NOTEBOOK },
+];
+
+/** An engine whose storage can be resized (DAI, notebook). */
+type ResizableEngine = EngineMessage & {
+  storageResizing: boolean;
+  profileInfo?: { storageBytesConstraint?: { max?: string | undefined } | undefined } | undefined;
+};
+
+/**
+ * The engine with its new storage size, checked against its state and its profile's storage
+ * maximum, and written. `field` is how errors name the request's engine field.
+ */
+async function resizeStorage<E extends ResizableEngine, P extends EngineProfile, V extends EngineVersion>(
+  store: EngineStore<E, P, V>,
+  request: { name: string; newStorageBytes: string; field: string },
+  context: CallContext,
+): Promise<E> {
+  const { name, newStorageBytes: newBytes } = request;
+  await store.authorize(context, 'RESIZE_STORAGE', store.workspaceOf(name, request.field));
   if (newBytes === '0') throw invalidArgument('new_storage_bytes', 'is required');
   const current = await store.reach(name, context, 'act');
   const engine = current.engine;
   checkResize(
     BigInt(engine.storageBytes ?? '0'),
     BigInt(newBytes),
-    engine['storageResizing'] === true,
+    engine.storageResizing,
     store.stateName(engine),
   );
-  const max = (engine['profileInfo'] as { storageBytesConstraint?: { max?: string } } | undefined)
-    ?.storageBytesConstraint?.max;
+  const max = engine.profileInfo?.storageBytesConstraint?.max;
   if (max !== undefined && BigInt(newBytes) > BigInt(max))
     throw invalidArgument('new_storage_bytes', `must be at most ${max} (the profile's limit)`);
-  return {
-    engine: { ...engine, storageBytes: newBytes },
-    rv: current.resourceVersion,
-    intent: current.intent,
-  };
+  return store.save({ ...engine, storageBytes: newBytes }, current.resourceVersion, current.intent);
 }
 
-function resizeHandler(store: EngineStore, nameField: string): Handler {
-  return async (request, context) => {
-    await store.authorize(
-      context,
-      'RESIZE_STORAGE',
-      store.workspaceOf(request[nameField] as string, nameField),
-    );
-    const { engine, rv, intent } = await resized(store, { request, field: nameField, context });
-    return { [store.names.field]: await store.save(engine, rv, intent) };
-  };
-}
+type DaiEngineStore = EngineStore<DAIEngine, DAIEngineProfile, DAIEngineVersion>;
 
 /** An upgrade moves a paused engine to a newer version of the same workspace or global. */
-function upgradeHandler(store: EngineStore): Handler {
-  return async (request, context) => {
-    const name = request['daiEngine'] as string;
-    const workspace = store.workspaceOf(name, 'dai_engine');
-    await store.authorize(context, 'UPGRADE_DAI_ENGINE_VERSION', workspace);
-    const current = await store.reach(name, context, 'act');
-    checkChangeable('upgrade', store.stateName(current.engine));
-    const version = await resolveReference(store.deps.store, RESOURCE_KINDS.DAIEngineVersion, {
-      name: request['newDaiEngineVersion'] as string,
-      field: 'new_dai_engine_version',
-      engineWorkspace: workspace,
-    });
-    const from = idOf(String(current.engine['daiEngineVersion']));
-    const to = idOf(String(version.message['name']));
-    if (compareVersions(to, from) <= 0)
-      throw invalidArgument(
-        'new_dai_engine_version',
-        `must be newer than the engine's version ${from}, got ${to}`,
-      );
-    if (store.stateName(current.engine) !== 'STATE_PAUSED' && !current.intent['paused']) {
-      throw new ApiError(
-        Code.FAILED_PRECONDITION,
-        `Pause the engine before upgrading it (it is ${store.stateName(current.engine)})`,
-        {
-          reason: 'INVALID_STATE',
-        },
-      );
-    }
-    const engine = {
-      ...current.engine,
-      daiEngineVersion: version.message['name'],
-      daiEngineVersionInfo: version.message,
-    };
-    return { daiEngine: await store.save(engine, current.resourceVersion, current.intent) };
-  };
+async function upgradeVersion(
+  store: DaiEngineStore,
+  request: { daiEngine: string; newDaiEngineVersion: string },
+  context: CallContext,
+): Promise<DAIEngine> {
+  const name = request.daiEngine;
+  const workspace = store.workspaceOf(name, 'dai_engine');
+  await store.authorize(context, 'UPGRADE_DAI_ENGINE_VERSION', workspace);
+  const current = await store.reach(name, context, 'act');
+  checkChangeable('upgrade', store.stateName(current.engine));
+  const { message: version } = await resolveReference(store.deps.store, MESSAGE_KINDS.DAIEngineVersion, {
+    name: request.newDaiEngineVersion,
+    field: 'new_dai_engine_version',
+    engineWorkspace: workspace,
+  });
+  const from = idOf(current.engine.daiEngineVersion);
+  const to = idOf(version.name);
+  if (compareVersions(to, from) <= 0)
+    throw invalidArgument(
+      'new_dai_engine_version',
+      `must be newer than the engine's version ${from}, got ${to}`,
+    );
+  if (store.stateName(current.engine) !== 'STATE_PAUSED' && !current.intent['paused']) {
+    throw new ApiError(
+      Code.FAILED_PRECONDITION,
+      `Pause the engine before upgrading it (it is ${store.stateName(current.engine)})`,
+      {
+        reason: 'INVALID_STATE',
+      },
+    );
+  }
+  const engine = { ...current.engine, daiEngineVersion: version.name, daiEngineVersionInfo: version };
+  return store.save(engine, current.resourceVersion, current.intent);
 }
 
-function migrateCreatorHandler(store: EngineStore): Handler {
-  return async (request, context) => {
-    const name = request['daiEngine'] as string;
-    const workspace = store.workspaceOf(name, 'dai_engine');
-    await store.authorize(context, 'MIGRATE_CREATOR', workspace);
-    // Handing an engine to someone else acts for two users: administrators only, whatever the
-    // policy grants, and decided before anything is looked up.
-    if (!(await store.administers(context, workspace)))
-      throw new ApiError(
-        Code.PERMISSION_DENIED,
-        `Only administrators of "workspaces/${workspace}" may hand engines to other users`,
-        { reason: 'ADMINISTRATORS_ONLY' },
-      );
-    const newCreator = request['newCreator'] as string;
-    if (!/^users\/[^/]+$/.test(newCreator))
-      throw invalidArgument('new_creator', `"${newCreator}" is not a user name such as "users/123"`);
-    const current = await store.get(name);
-    const engine = { ...current.engine, creator: newCreator, creatorDisplayName: '' };
-    return { daiEngine: await store.save(engine, current.resourceVersion, current.intent) };
-  };
+async function migrateCreator(
+  store: DaiEngineStore,
+  request: { daiEngine: string; newCreator: string },
+  context: CallContext,
+): Promise<DAIEngine> {
+  const name = request.daiEngine;
+  const workspace = store.workspaceOf(name, 'dai_engine');
+  await store.authorize(context, 'MIGRATE_CREATOR', workspace);
+  // Handing an engine to someone else acts for two users: administrators only, whatever the
+  // policy grants, and decided before anything is looked up.
+  if (!(await store.administers(context, workspace)))
+    throw new ApiError(
+      Code.PERMISSION_DENIED,
+      `Only administrators of "workspaces/${workspace}" may hand engines to other users`,
+      { reason: 'ADMINISTRATORS_ONLY' },
+    );
+  const { newCreator } = request;
+  if (!/^users\/[^/]+$/.test(newCreator))
+    throw invalidArgument('new_creator', `"${newCreator}" is not a user name such as "users/123"`);
+  const current = await store.get(name);
+  const engine = { ...current.engine, creator: newCreator, creatorDisplayName: '' };
+  return store.save(engine, current.resourceVersion, current.intent);
 }
 
 /**
  * Logs of an engine's pods (the operator labels them with the engine's uid), as one text
  * download: see `engines/logs.ts` for its layout and bounds. A stopped engine has no pods, and
- * its download is empty.
+ * its download is empty. `field` is how errors name the request's engine field.
  */
-function downloadLogsHandler(store: EngineStore, nameField: string, source: PodLogSource): Handler {
-  return async (request, context) => {
-    const name = request[nameField] as string;
-    await store.authorize(context, 'DOWNLOAD_LOGS', store.workspaceOf(name, nameField));
-    const { engine } = await store.reach(name, context, 'act');
-    const text = await engineLogs(source, engine.uid);
-    return { logs: { contentType: 'text/plain', data: new TextEncoder().encode(text), extensions: [] } };
-  };
+async function downloadLogs<E extends EngineMessage, P extends EngineProfile, V extends EngineVersion>(
+  store: EngineStore<E, P, V>,
+  source: PodLogSource,
+  request: { name: string; field: string },
+  context: CallContext,
+): Promise<HttpBody> {
+  await store.authorize(context, 'DOWNLOAD_LOGS', store.workspaceOf(request.name, request.field));
+  const { engine } = await store.reach(request.name, context, 'act');
+  const text = await engineLogs(source, engine.uid);
+  return { contentType: 'text/plain', data: new TextEncoder().encode(text), extensions: [] };
 }
 
 function podLogSource(deps: EngineServiceDeps): PodLogSource {
   return deps.podLogs ?? new PodLogs(deps.store.kubeConfig, deps.store.namespace);
 }
 
-/** Reads of DAI engines say whether a newer version is available, from the versions as they are now. */
-function withUpgradesShown(store: EngineStore, handler: Handler | undefined): Handler {
-  if (handler === undefined) throw new TypeError('DAIEngineService lacks a standard read');
-  return async (request, context) => {
-    const response = (await handler(request, context)) as { daiEngine?: Engine; daiEngines?: Engine[] };
-    const engines = response.daiEngine ? [response.daiEngine] : (response.daiEngines ?? []);
-    if (engines.length === 0) return response;
-    const versions = (await store.deps.store.list(RESOURCE_KINDS.DAIEngineVersion, '-')).map(
-      (v) => v.message as unknown as VersionSummary,
-    );
-    // Engines as read may be shared (the cache's): answer copies.
-    const shown = engines.map((engine) => ({
-      ...engine,
-      upgradeAvailable: upgradeAvailable(engine.name, engine['daiEngineVersion'] as string, versions),
-    }));
-    return response.daiEngine ? { ...response, daiEngine: shown[0] } : { ...response, daiEngines: shown };
-  };
+/** DAI engines as reads show them: whether a newer version is available, from the versions as they are now. */
+async function withUpgradesShown(store: DaiEngineStore, engines: DAIEngine[]): Promise<DAIEngine[]> {
+  if (engines.length === 0) return engines;
+  const kind = MESSAGE_KINDS.DAIEngineVersion;
+  const versions = (await store.deps.store.list(kind, '-')).map((v) => messageOf(kind, v).message);
+  // Engines as read may be shared (the cache's): answer copies.
+  return engines.map((engine) => ({
+    ...engine,
+    upgradeAvailable: upgradeAvailable(engine.name, engine.daiEngineVersion, versions),
+  }));
 }
 
 /** DAIEngineService. */
 export function daiEngineService(deps: EngineServiceDeps): Handlers {
-  const store = new EngineStore(
-    deps,
-    {
-      kind: RESOURCE_KINDS.DAIEngine,
-      mask: 'daiEngine',
-      profileKind: RESOURCE_KINDS.DAIEngineProfile,
-      versionField: 'daiEngineVersion',
-      versionKind: RESOURCE_KINDS.DAIEngineVersion,
-      profileInfoField: 'profileInfo',
-      versionInfoField: 'daiEngineVersionInfo',
-      settings: ['cpu', 'gpu', 'memoryBytes', 'storageBytes', 'maxIdleDuration', 'maxRunningDuration'],
-      stopIntent: 'paused',
-      lists: daiListSchemas(DAIEngine_State),
-      shape: shapeDaiConfig,
-      fromProfile: (p) => ({ dataDirectoryStorageClass: p['dataDirectoryStorageClass'] }),
+  const store = new EngineStore(deps, DAI_ENGINE_RULES);
+  const logs = podLogSource(deps);
+  return serviceHandlers(DAIEngineServiceService, {
+    createDaiEngine: async (request, context) => ({
+      daiEngine: await createEngine(
+        store,
+        {
+          parent: request.parent,
+          id: request.daiEngineId,
+          engine: request.daiEngine,
+          validateOnly: request.validateOnly,
+        },
+        context,
+      ),
+    }),
+    getDaiEngine: async (request, context) => {
+      const [engine] = await withUpgradesShown(store, [await getEngine(store, request.name, context)]);
+      return { daiEngine: engine };
     },
-    DAIEngine_State,
-  );
-  const rpc = (name: string): string => `${store.names.service}.${name}`;
-  const standard = engineHandlers(store, ['PAUSE', 'RESUME']);
-  const read = (handler: Handler | undefined): Handler => withUpgradesShown(store, handler);
-  return {
-    ...standard,
-    [rpc('GetDAIEngine')]: read(standard[rpc('GetDAIEngine')]),
-    [rpc('ListDAIEngines')]: read(standard[rpc('ListDAIEngines')]),
-    [rpc('ResizeStorage')]: resizeHandler(store, 'daiEngine'),
-    [rpc('UpgradeDAIEngineVersion')]: upgradeHandler(store),
-    [rpc('MigrateCreator')]: migrateCreatorHandler(store),
-    [rpc('DownloadLogs')]: downloadLogsHandler(store, 'daiEngine', podLogSource(deps)),
-  };
+    listDaiEngines: async (request, context) => {
+      const { items, nextPageToken, totalSize } = await listEngines(store, request, context);
+      return { daiEngines: await withUpgradesShown(store, items), nextPageToken, totalSize };
+    },
+    updateDaiEngine: async (request, context) => ({
+      daiEngine: await updateEngine(
+        store,
+        {
+          engine: request.daiEngine,
+          updateMask: request.updateMask,
+          allowMissing: request.allowMissing,
+          validateOnly: request.validateOnly,
+        },
+        context,
+      ),
+    }),
+    deleteDaiEngine: async (request, context) => {
+      const deleting = await deleteEngine(store, request, context);
+      return deleting === undefined ? {} : { daiEngine: deleting };
+    },
+    pauseDaiEngine: async (request, context) => ({
+      daiEngine: await changeLifecycle(store, 'PAUSE', request, context),
+    }),
+    resumeDaiEngine: async (request, context) => ({
+      daiEngine: await changeLifecycle(store, 'RESUME', request, context),
+    }),
+    resizeStorage: async (request, context) => ({
+      daiEngine: await resizeStorage(
+        store,
+        { name: request.daiEngine, newStorageBytes: request.newStorageBytes, field: 'daiEngine' },
+        context,
+      ),
+    }),
+    upgradeDaiEngineVersion: async (request, context) => ({
+      daiEngine: await upgradeVersion(store, request, context),
+    }),
+    migrateCreator: async (request, context) => ({
+      daiEngine: await migrateCreator(store, request, context),
+    }),
+    downloadLogs: async (request, context) => ({
+      logs: await downloadLogs(store, logs, { name: request.daiEngine, field: 'daiEngine' }, context),
+    }),
+  });
+}
+
+/** A positive count or size of a sizing request; INVALID_ARGUMENT naming `field` otherwise. */
+function positive(field: string, value: string): bigint {
+  if (BigInt(value) <= 0n) throw invalidArgument(field, 'must be more than 0');
+  return BigInt(value);
 }
 
 /** H2OEngineService, with the size recommendations. */
 export function h2oEngineService(deps: EngineServiceDeps): Handlers {
-  const store = new EngineStore(
-    deps,
-    {
-      kind: RESOURCE_KINDS.H2OEngine,
-      mask: 'h2oEngine',
-      profileKind: RESOURCE_KINDS.H2OEngineProfile,
-      versionField: 'h2oEngineVersion',
-      versionKind: RESOURCE_KINDS.H2OEngineVersion,
-      profileInfoField: 'profileInfo',
-      versionInfoField: 'h2oEngineVersionInfo',
-      settings: ['nodeCount', 'cpu', 'gpu', 'memoryBytes', 'maxIdleDuration', 'maxRunningDuration'],
-      stopIntent: 'terminated',
-      lists: h2oListSchemas(H2OEngine_State),
+  const store = new EngineStore(deps, H2O_ENGINE_RULES);
+  const logs = podLogSource(deps);
+  return serviceHandlers(H2OEngineServiceService, {
+    createH2OEngine: async (request, context) => ({
+      h2oEngine: await createEngine(
+        store,
+        {
+          parent: request.parent,
+          id: request.h2oEngineId,
+          engine: request.h2oEngine,
+          validateOnly: request.validateOnly,
+        },
+        context,
+      ),
+    }),
+    getH2OEngine: async (request, context) => ({ h2oEngine: await getEngine(store, request.name, context) }),
+    listH2OEngines: async (request, context) => {
+      const { items, nextPageToken, totalSize } = await listEngines(store, request, context);
+      return { h2oEngines: items, nextPageToken, totalSize };
     },
-    H2OEngine_State,
-  );
-  const rpc = (name: string): string => `${store.names.service}.${name}`;
-  const positive = (field: string, value: string): bigint => {
-    if (BigInt(value) <= 0n) throw invalidArgument(field, 'must be more than 0');
-    return BigInt(value);
-  };
-  return {
-    ...engineHandlers(store, ['TERMINATE']),
-    [rpc('DownloadLogs')]: downloadLogsHandler(store, 'h2oEngine', podLogSource(deps)),
-    [rpc('CalculateH2OEngineSizeCompressedDataset')]: (request) => {
-      const rows = positive('rows_count', request['rowsCount'] as string);
-      const columns = positive('columns_count', request['columnsCount'] as string);
-      const size = sizeFor(
-        compressedDatasetMemory(rows, columns),
-        request['limits'] as SizeLimits | undefined,
-      );
-      return Promise.resolve({ h2oEngineSize: size });
+    updateH2OEngine: async (request, context) => ({
+      h2oEngine: await updateEngine(
+        store,
+        {
+          engine: request.h2oEngine,
+          updateMask: request.updateMask,
+          allowMissing: false,
+          validateOnly: false,
+        },
+        context,
+      ),
+    }),
+    deleteH2OEngine: async (request, context) => {
+      const deleting = await deleteEngine(store, request, context);
+      return deleting === undefined ? {} : { h2oEngine: deleting };
     },
-    [rpc('CalculateH2OEngineSizeRawDataset')]: (request) => {
-      const bytes = positive('dataset_size_bytes', request['datasetSizeBytes'] as string);
+    terminateH2OEngine: async (request, context) => ({
+      h2oEngine: await changeLifecycle(
+        store,
+        'TERMINATE',
+        { name: request.name, validateOnly: false },
+        context,
+      ),
+    }),
+    downloadLogs: async (request, context) => ({
+      logs: await downloadLogs(store, logs, { name: request.h2oEngine, field: 'h2oEngine' }, context),
+    }),
+    calculateH2OEngineSizeCompressedDataset: (request) => {
+      const rows = positive('rows_count', request.rowsCount);
+      const columns = positive('columns_count', request.columnsCount);
       return Promise.resolve({
-        h2oEngineSize: sizeFor(rawDatasetMemory(bytes), request['limits'] as SizeLimits | undefined),
+        h2oEngineSize: sizeFor(compressedDatasetMemory(rows, columns), request.limits),
       });
     },
-  };
+    calculateH2OEngineSizeRawDataset: (request) => {
+      const bytes = positive('dataset_size_bytes', request.datasetSizeBytes);
+      return Promise.resolve({ h2oEngineSize: sizeFor(rawDatasetMemory(bytes), request.limits) });
+    },
+  });
 }
 
 /** NotebookEngineService, with access to a notebook's address. */
 export function notebookEngineService(deps: EngineServiceDeps): Handlers {
-  const store = new EngineStore(
-    deps,
-    {
-      kind: RESOURCE_KINDS.NotebookEngine,
-      mask: 'notebookEngine',
-      profileKind: RESOURCE_KINDS.NotebookEngineProfile,
-      versionField: 'notebookImage',
-      versionKind: RESOURCE_KINDS.NotebookEngineImage,
-      profileInfoField: 'profileInfo',
-      versionInfoField: 'notebookImageInfo',
-      settings: ['cpu', 'gpu', 'memoryBytes', 'storageBytes', 'maxIdleDuration', 'maxRunningDuration'],
-      stopIntent: 'paused',
-      fromProfile: (p) => ({ storageClassName: p['storageClassName'] }),
-    },
-    NotebookEngine_State,
-  );
-  const rpc = (name: string): string => `${store.names.service}.${name}`;
+  const store = new EngineStore(deps, NOTEBOOK_ENGINE_RULES);
   const base = (deps.publicUrl ?? 'http://127.0.0.1:8080').replace(/\/$/, '');
-  return {
-    ...engineHandlers(store, ['PAUSE', 'RESUME']),
-    [rpc('ResizeNotebookEngineStorage')]: resizeHandler(store, 'name'),
-    [rpc('AccessNotebookEngine')]: async (request, context: CallContext) => {
-      const name = request['notebookEngine'] as string;
+  return serviceHandlers(NotebookEngineServiceService, {
+    createNotebookEngine: async (request, context) => ({
+      notebookEngine: await createEngine(
+        store,
+        {
+          parent: request.parent,
+          id: request.notebookEngineId,
+          engine: request.notebookEngine,
+          validateOnly: false,
+        },
+        context,
+      ),
+    }),
+    getNotebookEngine: async (request, context) => ({
+      notebookEngine: await getEngine(store, request.name, context),
+    }),
+    listNotebookEngines: async (request, context) => {
+      const { items, nextPageToken } = await listEngines(
+        store,
+        { ...request, filter: '', orderBy: '' },
+        context,
+      );
+      return { notebookEngines: items, nextPageToken };
+    },
+    updateNotebookEngine: async (request, context) => ({
+      notebookEngine: await updateEngine(
+        store,
+        {
+          engine: request.notebookEngine,
+          updateMask: request.updateMask,
+          allowMissing: false,
+          validateOnly: false,
+        },
+        context,
+      ),
+    }),
+    deleteNotebookEngine: async (request, context) => {
+      const deleting = await deleteEngine(
+        store,
+        { name: request.name, allowMissing: false, validateOnly: false },
+        context,
+      );
+      return deleting === undefined ? {} : { notebookEngine: deleting };
+    },
+    pauseNotebookEngine: async (request, context) => ({
+      notebookEngine: await changeLifecycle(
+        store,
+        'PAUSE',
+        { name: request.name, validateOnly: false },
+        context,
+      ),
+    }),
+    resumeNotebookEngine: async (request, context) => ({
+      notebookEngine: await changeLifecycle(
+        store,
+        'RESUME',
+        { name: request.name, validateOnly: false },
+        context,
+      ),
+    }),
+    resizeNotebookEngineStorage: async (request, context) => ({
+      notebookEngine: await resizeStorage(store, { ...request, field: 'name' }, context),
+    }),
+    accessNotebookEngine: async (request, context) => {
+      const name = request.notebookEngine;
       await store.authorize(context, 'ACCESS', store.workspaceOf(name, 'notebook_engine'));
       await store.reach(name, context, 'see');
       // Opening a notebook is user activity: it restarts the engine's idle time.
-      await store.deps.store.annotate(store.kind.kind, name, {
+      await store.deps.store.annotate(store.rules.kind, name, {
         [LAST_ACTIVITY_ANNOTATION]: store.now().toISOString(),
       });
       return { uri: `${base}/${name}/` };
     },
-  };
+  });
 }

@@ -4,8 +4,8 @@
  * workspace or in workspaces/global; the profile fills what the user leaves unset and bounds what
  * the user sets; lifecycle calls record the wanted state in the spec for the operator.
  */
-import { RESOURCE_KINDS, type ResourceKind } from '../../../shared/resources.ts';
-import type { CallContext, Handler, Handlers } from '../call/handler.ts';
+import type { Caller } from '../auth/authorizer.ts';
+import type { CallContext } from '../call/handler.ts';
 import {
   ApiError,
   invalidArgument,
@@ -34,15 +34,14 @@ import { compileFilter } from '../list/filter.ts';
 import { compileOrdering } from '../list/ordering.ts';
 import { keysetPage } from '../list/pagination.ts';
 import type { Intent } from '../store/objects.ts';
-import type { Stored } from '../store/store.ts';
 import { annotationProblem, checkDisplayName, resourceIdProblem } from '../validation/names.ts';
 import { resolveUpdateMask, type MaskedResource } from '../validation/update-mask.ts';
 import { isAssigned } from '../validation/profile.ts';
 import { applyMask } from './masks.ts';
+import { messageOf, type MessageKind, type StoredMessage } from './message-kinds.ts';
 import { resolveReference } from './references.ts';
 import {
   parentWorkspace,
-  updated,
   wireNames,
   workspaceOf,
   type ServiceDeps,
@@ -50,15 +49,15 @@ import {
 } from './resource-service.ts';
 import { idOf, parentOf } from '../../../shared/resource-name.ts';
 
-/** An engine message as the services handle it. */
-export type Engine = ListedEngine &
+/** What every engine message has, as the shared engine code handles it. */
+export type EngineMessage = ListedEngine &
   EngineSettings & {
     profile: string;
     annotations?: Record<string, string>;
-    [field: string]: unknown;
   };
 
-type Profile = ProfileConstraints & {
+/** What every engine profile has: the constraints, and who may use it. */
+export type EngineProfile = ProfileConstraints & {
   name: string;
   enabled: boolean;
   assignedOidcRolesEnabled: boolean;
@@ -66,17 +65,37 @@ type Profile = ProfileConstraints & {
   maxRunningEngines?: number | undefined;
 };
 
-/** What differs between engine kinds. */
-export interface EngineKind {
-  kind: ResourceKind;
+/** What every engine version or image has; a disabled one creates no engines. */
+export interface EngineVersion {
+  name: string;
+  deprecated?: boolean;
+  enabled?: boolean;
+}
+
+/**
+ * The API rules of one engine kind: its messages (the engine `E`, its profile `P` and its
+ * version or image `V`) and what differs between kinds.
+ */
+export interface EngineApiRules<E extends EngineMessage, P extends EngineProfile, V extends EngineVersion> {
+  kind: MessageKind<E>;
   mask: MaskedResource;
-  profileKind: ResourceKind;
-  /** The field naming the version or image, e.g. `daiEngineVersion`, and its kind. */
+  profileKind: MessageKind<P>;
+  versionKind: MessageKind<V>;
+  /** The kind's state enum, by name. */
+  states: Readonly<Record<string, number>>;
+  /** The field naming the version or image, as errors name it, e.g. `dai_engine_version`. */
   versionField: string;
-  versionKind: ResourceKind;
-  /** Snapshot fields copied at creation. */
-  profileInfoField: string;
-  versionInfoField: string;
+  /** The version or image an engine names. */
+  versionOf(engine: E): string;
+  /** Whether the version or image the engine was created with was deprecated then. */
+  versionDeprecated(engine: E): boolean;
+  /**
+   * A new engine with its version or image and the snapshots of it and of its profile, and
+   * anything else the kind copies from the profile at creation (e.g. storage classes).
+   */
+  created(engine: E, profile: P, version: V): E;
+  /** An engine moved to another profile, with that profile's snapshot. */
+  withProfile(engine: E, profile: P): E;
   /** The sizing fields the kind has. */
   settings: readonly (
     'cpu' | 'gpu' | 'memoryBytes' | 'storageBytes' | 'nodeCount' | 'maxIdleDuration' | 'maxRunningDuration'
@@ -86,14 +105,11 @@ export interface EngineKind {
   /** Lists with filter and order_by (DAI, H2O); notebook lists page only. */
   lists?: ListSchemas;
   /** Kind-specific checks and defaults on create and update (e.g. DAI configuration). */
-  shape?: (
-    engine: Engine,
-    profile: Record<string, unknown>,
-    prefix: string,
-  ) => { engine: Engine; violations: FieldViolation[] };
-  /** Kind-specific fields copied from the profile at creation (e.g. storage classes). */
-  fromProfile?: (profile: Record<string, unknown>) => Record<string, unknown>;
+  shape?(engine: E, profile: P, prefix: string): { engine: E; violations: FieldViolation[] };
 }
+
+/** Any engine kind's rules, where only what all kinds share is read. */
+export type AnyEngineApiRules = EngineApiRules<EngineMessage, EngineProfile, EngineVersion>;
 
 /** Status fields the gateway writes after creation; the operator owns the rest (state, urls…). */
 const GATEWAY_STATUS = [
@@ -118,21 +134,32 @@ const STOPPED_STATES = [
   'STATE_TERMINATING',
 ];
 
+/** A stored engine with the resourceVersion that guards its next write and its wanted lifecycle. */
+export interface StoredEngine<E> {
+  engine: E;
+  resourceVersion: string;
+  intent: Intent;
+}
+
+function storedEngine<E>(stored: StoredMessage<E>): StoredEngine<E> {
+  return { engine: stored.message, resourceVersion: stored.resourceVersion, intent: stored.intent };
+}
+
 /** The shared machinery of one engine kind's RPCs. */
-export class EngineStore {
-  readonly kind: EngineKind;
+export class EngineStore<E extends EngineMessage, P extends EngineProfile, V extends EngineVersion> {
+  readonly rules: EngineApiRules<E, P, V>;
   readonly names: WireNames;
   readonly deps: ServiceDeps;
   private readonly gatewayStatus: string[];
   private readonly stateNames: Record<number, string>;
 
-  constructor(deps: ServiceDeps, kind: EngineKind, states: Record<string, number>) {
+  constructor(deps: ServiceDeps, rules: EngineApiRules<E, P, V>) {
     this.deps = deps;
-    this.kind = kind;
-    this.names = wireNames(kind.kind);
-    const fields = new Set((MESSAGES[kind.kind.message] ?? []).map((f) => f.json));
+    this.rules = rules;
+    this.names = wireNames(rules.kind);
+    const fields = new Set((MESSAGES[rules.kind.message] ?? []).map((f) => f.json));
     this.gatewayStatus = GATEWAY_STATUS.filter((f) => fields.has(f));
-    this.stateNames = Object.fromEntries(Object.entries(states).map(([name, value]) => [value, name]));
+    this.stateNames = Object.fromEntries(Object.entries(rules.states).map(([name, value]) => [value, name]));
   }
 
   now(): Date {
@@ -148,7 +175,7 @@ export class EngineStore {
    * INVALID_ARGUMENT (naming `field`), not NOT_FOUND, also where allowMissing would hide it.
    */
   workspaceOf(name: string, field = 'name'): string {
-    const workspace = workspaceOf(this.kind.kind, name, field);
+    const workspace = workspaceOf(this.rules.kind, name, field);
     const problem = resourceIdProblem(idOf(name));
     if (problem !== undefined) throw invalidArgument(field, `the engine id ${problem}`);
     return workspace;
@@ -159,15 +186,14 @@ export class EngineStore {
     return entry === undefined ? 0 : Number(entry[0]);
   }
 
-  stateName(engine: Engine): string {
+  stateName(engine: E): string {
     return typeof engine.state === 'string'
       ? engine.state
       : (this.stateNames[engine.state] ?? 'STATE_UNSPECIFIED');
   }
 
-  async get(name: string): Promise<Stored & { engine: Engine }> {
-    const stored = await this.deps.store.get(this.kind.kind, name);
-    return { ...stored, engine: stored.message as unknown as Engine };
+  async get(name: string): Promise<StoredEngine<E>> {
+    return storedEngine(messageOf(this.rules.kind, await this.deps.store.get(this.rules.kind, name)));
   }
 
   /** Whether the caller administers `workspace`: reaches every user's engines there. */
@@ -181,7 +207,7 @@ export class EngineStore {
    * others have; a shared notebook engine, which every user of the workspace sees, is
    * PERMISSION_DENIED to act on for anyone but its creator and administrators.
    */
-  async reach(name: string, context: CallContext, use: EngineUse): Promise<Stored & { engine: Engine }> {
+  async reach(name: string, context: CallContext, use: EngineUse): Promise<StoredEngine<E>> {
     const [found, administrator] = await Promise.all([
       this.get(name),
       this.administers(context, this.workspaceOf(name)),
@@ -197,7 +223,7 @@ export class EngineStore {
   }
 
   /** The engines of a workspace that the caller sees: its own and shared ones, or all for administrators. */
-  async visible(workspace: string, context: CallContext): Promise<(Stored & { engine: Engine })[]> {
+  async visible(workspace: string, context: CallContext): Promise<StoredEngine<E>[]> {
     const [all, administrator] = await Promise.all([
       this.all(workspace),
       this.administers(context, workspace),
@@ -205,11 +231,10 @@ export class EngineStore {
     return all.filter((s) => engineAccess(s.engine, context.caller, administrator) !== 'none');
   }
 
-  async all(workspace: string): Promise<(Stored & { engine: Engine })[]> {
-    return (await this.deps.store.list(this.kind.kind, workspace)).map((s) => ({
-      ...s,
-      engine: s.message as unknown as Engine,
-    }));
+  async all(workspace: string): Promise<StoredEngine<E>[]> {
+    return (await this.deps.store.list(this.rules.kind, workspace)).map((s) =>
+      storedEngine(messageOf(this.rules.kind, s)),
+    );
   }
 
   /**
@@ -217,35 +242,36 @@ export class EngineStore {
    * the change itself decides (a lifecycle call's transitional state).
    */
   async save(
-    engine: Engine,
+    engine: E,
     resourceVersion: string,
     intent: Intent,
     alsoStatus: readonly string[] = [],
-  ): Promise<Engine> {
-    return (await this.write(engine, resourceVersion, intent, alsoStatus)).message as unknown as Engine;
+  ): Promise<E> {
+    return (await this.write(engine, resourceVersion, intent, alsoStatus)).engine;
   }
 
-  /** {@link save}, answering the stored resource with its new resourceVersion. */
-  write(
-    engine: Engine,
+  /** {@link save}, answering the stored engine with its new resourceVersion. */
+  async write(
+    engine: E,
     resourceVersion: string,
     intent: Intent,
     alsoStatus: readonly string[] = [],
-  ): Promise<Stored> {
-    return this.deps.store.update(this.kind.kind, engine, resourceVersion, {
+  ): Promise<StoredEngine<E>> {
+    const stored = await this.deps.store.update(this.rules.kind, engine, resourceVersion, {
       intent,
       statusFields: [...this.gatewayStatus, ...alsoStatus],
     });
+    return storedEngine(messageOf(this.rules.kind, stored));
   }
 
   /** The profile an engine uses, checked usable by the caller. */
-  async profile(engine: Engine, prefix: string, context: CallContext): Promise<Profile> {
-    const found = await resolveReference(this.deps.store, this.kind.profileKind, {
+  async profile(engine: E, prefix: string, context: CallContext): Promise<P> {
+    const found = await resolveReference(this.deps.store, this.rules.profileKind, {
       name: engine.profile,
       field: `${prefix}.profile`,
       engineWorkspace: this.workspaceOf(engine.name),
     });
-    const profile = found.message as unknown as Profile;
+    const profile = found.message;
     if (!profile.enabled) throw invalidArgument(`${prefix}.profile`, `"${profile.name}" is disabled`);
     if (!isAssigned(profile, context.caller.roles)) {
       throw new ApiError(
@@ -260,12 +286,12 @@ export class EngineStore {
   }
 
   /** Fills defaults from the profile and checks every engine rule; INVALID_ARGUMENT with all violations. */
-  shape(engine: Engine, profile: Profile, prefix: string): Engine {
-    const constrained = applyConstraints(engine, profile, { prefix, fields: this.kind.settings });
+  shape(engine: E, profile: P, prefix: string): E {
+    const constrained = applyConstraints(engine, profile, { prefix, fields: this.rules.settings });
     const violations = [...constrained.violations, ...commonViolations(engine, prefix)];
     let shaped = constrained.engine;
-    if (this.kind.shape) {
-      const result = this.kind.shape(shaped, profile as unknown as Record<string, unknown>, prefix);
+    if (this.rules.shape) {
+      const result = this.rules.shape(shaped, profile, prefix);
       shaped = result.engine;
       violations.push(...result.violations);
     }
@@ -274,8 +300,8 @@ export class EngineStore {
   }
 
   /** Whether an engine counts as running against its user's caps. */
-  isRunning(stored: { engine: Engine; intent: Intent }): boolean {
-    return !stored.intent[this.kind.stopIntent] && !STOPPED_STATES.includes(this.stateName(stored.engine));
+  isRunning(stored: { engine: E; intent: Intent }): boolean {
+    return !stored.intent[this.rules.stopIntent] && !STOPPED_STATES.includes(this.stateName(stored.engine));
   }
 
   /**
@@ -285,7 +311,7 @@ export class EngineStore {
    * counting on data that includes the previous holder's write, so concurrent creates and
    * resumes cannot overrun the caps together, wherever they arrive.
    */
-  async withinQuota(engine: Engine, profile: Profile, write: () => Promise<Stored>): Promise<Stored> {
+  async withinQuota(engine: E, profile: P, write: () => Promise<StoredEngine<E>>): Promise<StoredEngine<E>> {
     // Without caps there is nothing to count, nor to serialise: creates run side by side.
     if (!hasCaps(profile)) return write();
     const workspace = this.workspaceOf(engine.name);
@@ -293,9 +319,9 @@ export class EngineStore {
     const { store } = this.deps;
     return store.locks.run(key, async (held) => {
       // The previous holder may be another replica: count on data that has its write.
-      const engines = await store.listHeld(this.kind.kind, workspace, held);
+      const engines = await store.listHeld(this.rules.kind, workspace, held);
       const running = engines
-        .map((s) => ({ ...s, engine: s.message as unknown as Engine }))
+        .map((s) => storedEngine(messageOf(this.rules.kind, s)))
         .filter((s) => s.engine.name !== engine.name && s.engine.creator === engine.creator)
         .filter((s) => s.engine.profile === engine.profile && this.isRunning(s))
         .map((s) => s.engine);
@@ -310,7 +336,7 @@ export class EngineStore {
   }
 }
 
-function commonViolations(engine: Engine, prefix: string): FieldViolation[] {
+function commonViolations(engine: EngineMessage, prefix: string): FieldViolation[] {
   const violations: FieldViolation[] = [];
   const display = checkDisplayName(`${prefix}.display_name`, engine.displayName);
   if (display) violations.push(...display.violations);
@@ -320,159 +346,189 @@ function commonViolations(engine: Engine, prefix: string): FieldViolation[] {
   return violations;
 }
 
+/** A create request, whatever its kind names the engine and its id. */
+export interface EngineCreateRequest<E> {
+  parent: string;
+  id: string;
+  engine: E | undefined;
+  validateOnly: boolean;
+}
+
+/** A list request; kinds without filter or order_by leave them empty. */
+export interface EngineListRequest {
+  parent: string;
+  pageSize: number;
+  pageToken: string;
+  filter: string;
+  orderBy: string;
+}
+
+/** An update request; kinds without allowMissing or validateOnly leave them false. */
+export interface EngineUpdateRequest<E> {
+  engine: E | undefined;
+  updateMask: string[] | undefined;
+  allowMissing: boolean;
+  validateOnly: boolean;
+}
+
 /** Create: validate, resolve references, fill defaults, snapshot, check caps, write. */
-function createHandler(store: EngineStore): Handler {
-  const { kind, names } = store;
-  return async (request, context) => {
-    const workspace = parentWorkspace(request['parent'] as string);
-    await store.authorize(context, 'CREATE', workspace);
-    const id = request[names.idField] as string;
-    const idProblem = resourceIdProblem(id);
-    if (idProblem) throw invalidArgument(`${names.snakeField}_id`, idProblem);
-    const input = request[names.field] as Engine | undefined;
-    if (input === undefined) throw invalidArgument(names.snakeField, 'is required');
-    const prefix = names.snakeField;
-    const name = `workspaces/${workspace}/${kind.kind.collection}/${id}`;
-    const draft: Engine = {
-      ...input,
-      name,
-      // Audit fields come from the verified identity only, never from the request.
-      creator: context.caller.subject,
-      creatorDisplayName: context.caller.displayName,
-      updater: '',
-      updaterDisplayName: '',
-    };
-    const profile = await store.profile(draft, prefix, context);
-    const version = await resolveReference(store.deps.store, kind.versionKind, {
-      name: typeof draft[kind.versionField] === 'string' ? (draft[kind.versionField] as string) : '',
-      field: `${prefix}.${snake(kind.versionField)}`,
-      engineWorkspace: workspace,
-    });
-    if (version.message['enabled'] === false)
-      throw invalidArgument(
-        `${prefix}.${snake(kind.versionField)}`,
-        `"${String(version.message['name'])}" is disabled`,
-      );
-    const engine = store.shape(
-      {
-        ...draft,
-        ...(kind.fromProfile?.(profile as unknown as Record<string, unknown>) ?? {}),
-        [kind.versionField]: version.message['name'],
-        [kind.profileInfoField]: profile,
-        [kind.versionInfoField]: version.message,
-        state: store.stateValue('STATE_STARTING'),
-        reconciling: true,
-        updateTime: undefined,
-      },
-      profile,
-      prefix,
-    );
-    if (request['validateOnly'] === true) return { [names.field]: engine };
-    const saved = await store.withinQuota(engine, profile, () =>
-      store.deps.store.create(kind.kind, engine, { intent: { [kind.stopIntent]: false } }),
-    );
-    return { [names.field]: saved.message };
+export async function createEngine<E extends EngineMessage, P extends EngineProfile, V extends EngineVersion>(
+  store: EngineStore<E, P, V>,
+  request: EngineCreateRequest<E>,
+  context: CallContext,
+): Promise<E> {
+  const { rules, names } = store;
+  const workspace = parentWorkspace(request.parent);
+  await store.authorize(context, 'CREATE', workspace);
+  const idProblem = resourceIdProblem(request.id);
+  if (idProblem) throw invalidArgument(`${names.snakeField}_id`, idProblem);
+  const input = request.engine;
+  if (input === undefined) throw invalidArgument(names.snakeField, 'is required');
+  const prefix = names.snakeField;
+  const name = `workspaces/${workspace}/${rules.kind.collection}/${request.id}`;
+  const draft: E = {
+    ...input,
+    name,
+    // Audit fields come from the verified identity only, never from the request.
+    creator: context.caller.subject,
+    creatorDisplayName: context.caller.displayName,
+    updater: '',
+    updaterDisplayName: '',
   };
+  const profile = await store.profile(draft, prefix, context);
+  const version = await resolveReference(store.deps.store, rules.versionKind, {
+    name: rules.versionOf(draft),
+    field: `${prefix}.${rules.versionField}`,
+    engineWorkspace: workspace,
+  });
+  if (version.message.enabled === false)
+    throw invalidArgument(`${prefix}.${rules.versionField}`, `"${version.message.name}" is disabled`);
+  const engine = store.shape(
+    {
+      ...rules.created(draft, profile, version.message),
+      state: store.stateValue('STATE_STARTING'),
+      reconciling: true,
+      updateTime: undefined,
+    },
+    profile,
+    prefix,
+  );
+  if (request.validateOnly) return engine;
+  const saved = await store.withinQuota(engine, profile, async () =>
+    storedEngine(
+      messageOf(
+        rules.kind,
+        await store.deps.store.create(rules.kind, engine, { intent: { [rules.stopIntent]: false } }),
+      ),
+    ),
+  );
+  return saved.engine;
+}
+
+/** Get: the engine, if the caller sees it. */
+export async function getEngine<E extends EngineMessage, P extends EngineProfile, V extends EngineVersion>(
+  store: EngineStore<E, P, V>,
+  name: string,
+  context: CallContext,
+): Promise<E> {
+  await store.authorize(context, 'GET', store.workspaceOf(name));
+  return (await store.reach(name, context, 'see')).engine;
 }
 
 /** List: one workspace, filtered and ordered where the kind allows, newest first by default. */
-function listHandler(store: EngineStore): Handler {
-  const { kind, names } = store;
-  return async (request, context) => {
-    const parent = request['parent'] as string;
-    const workspace = parentWorkspace(parent);
-    await store.authorize(context, 'LIST', workspace);
-    const filter = (request['filter'] as string | undefined) ?? '';
-    const orderBy = (request['orderBy'] as string | undefined) ?? '';
-    const matches = kind.lists ? compileFilter(filter, kind.lists.filter) : () => true;
-    const ordering = compileOrdering(orderBy, kind.lists?.order ?? NEWEST_FIRST_SCHEMA, NEWEST_FIRST);
-    const engines = (await store.visible(workspace, context)).map((s) => s.engine).filter(matches);
-    const { items, nextPageToken } = keysetPage(
-      engines,
-      request as { pageSize?: number; pageToken?: string },
-      `parent=${parent}&filter=${filter}&order_by=${orderBy}`,
-      ordering,
-    );
-    return { [names.listField]: items, nextPageToken, ...(kind.lists ? { totalSize: engines.length } : {}) };
-  };
+export async function listEngines<E extends EngineMessage, P extends EngineProfile, V extends EngineVersion>(
+  store: EngineStore<E, P, V>,
+  request: EngineListRequest,
+  context: CallContext,
+): Promise<{ items: E[]; nextPageToken: string; totalSize: number }> {
+  const { rules } = store;
+  const { parent, filter, orderBy } = request;
+  const workspace = parentWorkspace(parent);
+  await store.authorize(context, 'LIST', workspace);
+  const matches = rules.lists ? compileFilter(filter, rules.lists.filter) : () => true;
+  const ordering = compileOrdering(orderBy, rules.lists?.order ?? NEWEST_FIRST_SCHEMA, NEWEST_FIRST);
+  const engines = (await store.visible(workspace, context)).map((s) => s.engine).filter(matches);
+  const { items, nextPageToken } = keysetPage<E>(
+    engines,
+    request,
+    `parent=${parent}&filter=${filter}&order_by=${orderBy}`,
+    ordering,
+  );
+  return { items, nextPageToken, totalSize: engines.length };
 }
 
-function createMissing(
-  store: EngineStore,
-  input: Engine,
-  request: Record<string, unknown>,
-  context: CallContext,
-): Promise<object> {
-  return createHandler(store)(
-    {
-      parent: parentOf(input.name),
-      [store.names.idField]: idOf(input.name),
-      [store.names.field]: input,
-      validateOnly: request['validateOnly'],
-    },
-    context,
-  );
+/** The audit fields of a changed engine. */
+function engineUpdated<E extends EngineMessage>(engine: E, caller: Caller, now: Date): E {
+  return { ...engine, updater: caller.subject, updaterDisplayName: caller.displayName, updateTime: now };
 }
 
 /** Update: masked fields re-checked against the (possibly new) profile. */
-function updateHandler(store: EngineStore): Handler {
-  const { kind, names } = store;
-  return async (request, context) => {
-    const input = request[names.field] as Engine | undefined;
-    if (input === undefined) throw invalidArgument(names.snakeField, 'is required');
-    await store.authorize(context, 'UPDATE', store.workspaceOf(input.name, `${names.snakeField}.name`));
-    const paths = resolveUpdateMask(kind.mask, request['updateMask'] as string[] | undefined);
-    if (paths instanceof Error) throw paths;
-    const current = await store.reach(input.name, context, 'act').catch((error: unknown) => {
-      if (request['allowMissing'] === true && error instanceof ApiError && error.code === Code.NOT_FOUND)
-        return undefined;
-      throw error;
-    });
-    // allowMissing: a missing engine is created from every field of the body; the mask is ignored.
-    if (current === undefined) return createMissing(store, input, request, context);
-    checkChangeable('update', store.stateName(current.engine));
-    const next = applyMask(current.engine, input, paths);
-    const profile = await store.profile(next, names.snakeField, context);
-    const shaped = store.shape(next, profile, names.snakeField);
-    const changedProfile = next.profile !== current.engine.profile;
-    const engine = updated(
-      { ...shaped, ...(changedProfile ? { [kind.profileInfoField]: profile } : {}) } as Engine & {
-        creator: string;
-        creatorDisplayName: string;
-        updater: string;
-        updaterDisplayName: string;
+export async function updateEngine<E extends EngineMessage, P extends EngineProfile, V extends EngineVersion>(
+  store: EngineStore<E, P, V>,
+  request: EngineUpdateRequest<E>,
+  context: CallContext,
+): Promise<E> {
+  const { rules, names } = store;
+  const input = request.engine;
+  if (input === undefined) throw invalidArgument(names.snakeField, 'is required');
+  await store.authorize(context, 'UPDATE', store.workspaceOf(input.name, `${names.snakeField}.name`));
+  const paths = resolveUpdateMask(rules.mask, request.updateMask);
+  if (paths instanceof Error) throw paths;
+  const current = await store.reach(input.name, context, 'act').catch((error: unknown) => {
+    if (request.allowMissing && error instanceof ApiError && error.code === Code.NOT_FOUND) return undefined;
+    throw error;
+  });
+  // allowMissing: a missing engine is created from every field of the body; the mask is ignored.
+  if (current === undefined)
+    return createEngine(
+      store,
+      {
+        parent: parentOf(input.name),
+        id: idOf(input.name),
+        engine: input,
+        validateOnly: request.validateOnly,
       },
-      context.caller,
-      store.now(),
+      context,
     );
-    if (request['validateOnly'] === true) return { [names.field]: engine };
-    return { [names.field]: await store.save(engine, current.resourceVersion, current.intent) };
-  };
+  checkChangeable('update', store.stateName(current.engine));
+  const next = applyMask(current.engine, input, paths);
+  const profile = await store.profile(next, names.snakeField, context);
+  const shaped = store.shape(next, profile, names.snakeField);
+  const changedProfile = next.profile !== current.engine.profile;
+  const engine = engineUpdated(
+    changedProfile ? rules.withProfile(shaped, profile) : shaped,
+    context.caller,
+    store.now(),
+  );
+  if (request.validateOnly) return engine;
+  return store.save(engine, current.resourceVersion, current.intent);
 }
 
-/** Delete: the apiserver deletes, the operator's finalizer cleans up; the answer shows DELETING. */
-function deleteHandler(store: EngineStore): Handler {
-  const { kind, names } = store;
-  return async (request, context) => {
-    const name = request['name'] as string;
-    await store.authorize(context, 'DELETE', store.workspaceOf(name));
-    let current: Stored & { engine: Engine };
-    try {
-      current = await store.reach(name, context, 'act');
-    } catch (error: unknown) {
-      if (request['allowMissing'] === true && error instanceof ApiError && error.code === Code.NOT_FOUND)
-        return {};
-      throw error;
-    }
-    const deleting = {
-      ...current.engine,
-      state: store.stateValue('STATE_DELETING'),
-      deleteTime: store.now(),
-    };
-    if (request['validateOnly'] !== true)
-      await store.deps.store.delete(kind.kind, name, current.resourceVersion);
-    return { [names.field]: deleting };
+/**
+ * Delete: the apiserver deletes, the operator's finalizer cleans up; the answer shows DELETING,
+ * or nothing where allowMissing found no engine.
+ */
+export async function deleteEngine<E extends EngineMessage, P extends EngineProfile, V extends EngineVersion>(
+  store: EngineStore<E, P, V>,
+  request: { name: string; allowMissing: boolean; validateOnly: boolean },
+  context: CallContext,
+): Promise<E | undefined> {
+  const { name } = request;
+  await store.authorize(context, 'DELETE', store.workspaceOf(name));
+  let current: StoredEngine<E>;
+  try {
+    current = await store.reach(name, context, 'act');
+  } catch (error: unknown) {
+    if (request.allowMissing && error instanceof ApiError && error.code === Code.NOT_FOUND) return undefined;
+    throw error;
+  }
+  const deleting = {
+    ...current.engine,
+    state: store.stateValue('STATE_DELETING'),
+    deleteTime: store.now(),
   };
+  if (!request.validateOnly) await store.deps.store.delete(store.rules.kind, name, current.resourceVersion);
+  return deleting;
 }
 
 /** The state an engine reads as right after each lifecycle call. */
@@ -482,66 +538,38 @@ const TRANSITIONS = {
   RESUME: 'STATE_STARTING',
 } as const;
 
+/** A lifecycle call of the engine kinds. */
+export type StopAction = keyof typeof TRANSITIONS;
+
 /** Pause, resume or terminate: records the wanted stop in the spec. */
-function stopHandler(store: EngineStore, action: 'PAUSE' | 'RESUME' | 'TERMINATE'): Handler {
-  const { kind, names } = store;
-  return async (request, context) => {
-    const name = request['name'] as string;
-    await store.authorize(context, action, store.workspaceOf(name));
-    const current = await store.reach(name, context, 'act');
-    const state = store.stateName(current.engine);
-    const stopped = current.intent[kind.stopIntent] === true;
-    if (action === 'PAUSE') checkPause(state, stopped);
-    else if (action === 'TERMINATE') checkTerminate(state, stopped);
-    else checkResume(state, stopped);
-    const resuming = action === 'RESUME';
-    // The call starts a transition: the engine reads as moving until the operator reports the
-    // outcome, so a client polling for a final state never mistakes the old one for it.
-    const moving = { state: store.stateValue(TRANSITIONS[action]), reconciling: true };
-    const engine = { ...current.engine, ...moving, ...(resuming ? { resumeTime: store.now() } : {}) };
-    if (request['validateOnly'] === true) return { [names.field]: engine };
-    const write = (): Promise<Stored> =>
-      store.write(engine, current.resourceVersion, { [kind.stopIntent]: !resuming }, [
-        'state',
-        'reconciling',
-      ]);
-    if (!resuming) return { [names.field]: (await write()).message };
-    const profile = await store.profile(engine, names.snakeField, context);
-    return { [names.field]: (await store.withinQuota(engine, profile, write)).message };
-  };
+export async function changeLifecycle<
+  E extends EngineMessage,
+  P extends EngineProfile,
+  V extends EngineVersion,
+>(
+  store: EngineStore<E, P, V>,
+  action: StopAction,
+  request: { name: string; validateOnly: boolean },
+  context: CallContext,
+): Promise<E> {
+  const { rules, names } = store;
+  const { name } = request;
+  await store.authorize(context, action, store.workspaceOf(name));
+  const current = await store.reach(name, context, 'act');
+  const state = store.stateName(current.engine);
+  const stopped = current.intent[rules.stopIntent] === true;
+  if (action === 'PAUSE') checkPause(state, stopped);
+  else if (action === 'TERMINATE') checkTerminate(state, stopped);
+  else checkResume(state, stopped);
+  const resuming = action === 'RESUME';
+  // The call starts a transition: the engine reads as moving until the operator reports the
+  // outcome, so a client polling for a final state never mistakes the old one for it.
+  const moving = { state: store.stateValue(TRANSITIONS[action]), reconciling: true };
+  const engine = { ...current.engine, ...moving, ...(resuming ? { resumeTime: store.now() } : {}) };
+  if (request.validateOnly) return engine;
+  const write = (): Promise<StoredEngine<E>> =>
+    store.write(engine, current.resourceVersion, { [rules.stopIntent]: !resuming }, ['state', 'reconciling']);
+  if (!resuming) return (await write()).engine;
+  const profile = await store.profile(engine, names.snakeField, context);
+  return (await store.withinQuota(engine, profile, write)).engine;
 }
-
-function snake(field: string): string {
-  return field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-}
-
-/** Create, Get, List, Update and Delete of an engine kind, plus its stop calls. */
-export function engineHandlers(
-  store: EngineStore,
-  stops: readonly ('PAUSE' | 'RESUME' | 'TERMINATE')[],
-): Record<string, Handler> {
-  const { kind, names } = store;
-  const rpc = (name: string): string => `${names.service}.${name}`;
-  const handlers: Record<string, Handler> = {
-    [rpc(`Create${kind.kind.kind}`)]: createHandler(store),
-    [rpc(`Get${kind.kind.kind}`)]: async (request, context) => {
-      const name = request['name'] as string;
-      await store.authorize(context, 'GET', store.workspaceOf(name));
-      return { [names.field]: (await store.reach(name, context, 'see')).engine };
-    },
-    [rpc(`List${kind.kind.kind}s`)]: listHandler(store),
-    [rpc(`Update${kind.kind.kind}`)]: updateHandler(store),
-    [rpc(`Delete${kind.kind.kind}`)]: deleteHandler(store),
-  };
-  const verbs = { PAUSE: 'Pause', RESUME: 'Resume', TERMINATE: 'Terminate' } as const;
-  for (const action of stops) handlers[rpc(`${verbs[action]}${kind.kind.kind}`)] = stopHandler(store, action);
-  return handlers;
-}
-
-export const ENGINE_KINDS = {
-  DAIEngine: RESOURCE_KINDS.DAIEngine,
-  H2OEngine: RESOURCE_KINDS.H2OEngine,
-  NotebookEngine: RESOURCE_KINDS.NotebookEngine,
-};
-
-export type { Handlers };

@@ -5,9 +5,12 @@
  * FAILED_PRECONDITION saying so — after the usual checks on the caller and the engine, so that
  * the answer never tells anyone more about an engine than its other calls do.
  */
-import type { Handler, Handlers } from '../call/handler.ts';
+import type { CallContext, Handlers } from '../call/handler.ts';
+import { serviceHandlers } from '../call/service-impl.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { Code } from '../errors/code.ts';
+import { H2ODriveServiceService } from '../gen/ai/h2o/engine/v1/h2o_drive_service.pb.ts';
+import { H2OSecureStoreServiceService } from '../gen/ai/h2o/engine/v1/h2o_secure_store_service.pb.ts';
 import type { ResolveSandbox } from '../sandbox/target.ts';
 
 /** An H2O Drive deployment, reached with the caller's identity. */
@@ -40,9 +43,12 @@ function notConfigured(service: string): ApiError {
   );
 }
 
-function unconfigured(resolve: ResolveSandbox, service: string): Handler {
+function unconfigured(
+  resolve: ResolveSandbox,
+  service: string,
+): (request: { name: string }, context: CallContext) => Promise<never> {
   return async (request, context) => {
-    await resolve(request['name'] as string, context);
+    await resolve(request.name, context);
     throw notConfigured(service);
   };
 }
@@ -50,15 +56,12 @@ function unconfigured(resolve: ResolveSandbox, service: string): Handler {
 /** H2ODriveService; `resolve` checks the caller's permission and the engine as every in-engine call does. */
 export function h2oDriveService(resolve: ResolveSandbox): Handlers {
   const handler = unconfigured(resolve, 'H2O Drive');
-  return {
-    'ai.h2o.engine.v1.H2ODriveService.DownloadFile': handler,
-    'ai.h2o.engine.v1.H2ODriveService.UploadFile': handler,
-  };
+  return serviceHandlers(H2ODriveServiceService, { downloadFile: handler, uploadFile: handler });
 }
 
 /** H2OSecureStoreService, likewise. */
 export function h2oSecureStoreService(resolve: ResolveSandbox): Handlers {
-  return {
-    'ai.h2o.engine.v1.H2OSecureStoreService.RevealSecretToFile': unconfigured(resolve, 'H2O Secure Store'),
-  };
+  return serviceHandlers(H2OSecureStoreServiceService, {
+    revealSecretToFile: unconfigured(resolve, 'H2O Secure Store'),
+  });
 }

@@ -1,12 +1,15 @@
 import { jsonName } from '../rest/request.ts';
 
-/** Copies the fields named by snake_case `paths` from `source` onto a copy of `target`. */
-export function applyMask<T extends object>(target: T, source: object, paths: readonly string[]): T {
-  const result = { ...target } as Record<string, unknown>;
-  const from = source as Record<string, unknown>;
+/**
+ * Copies the fields named by snake_case `paths` from `source` onto a copy of `target`. The paths
+ * are the client's, checked against the message's fields (`validation/update-mask.ts`): this is
+ * where a field is chosen by its name at run time.
+ */
+export function applyMask<T extends object>(target: T, source: T, paths: readonly string[]): T {
+  const result = { ...target };
   for (const path of paths) {
     const key = jsonName(path);
-    result[key] = from[key];
+    Reflect.set(result, key, Reflect.get(source, key));
   }
-  return result as unknown as T;
+  return result;
 }

@@ -1,12 +1,11 @@
-import { RESOURCE_KINDS, type ResourceKind } from '../../../shared/resources.ts';
-import type { Handlers } from '../call/handler.ts';
+import type { CallContext, Handlers } from '../call/handler.ts';
+import { serviceHandlers } from '../call/service-impl.ts';
 import { invalidFields, type FieldViolation } from '../errors/api-error.ts';
-import {
-  DAIEngineProfile_ConfigEditability,
-  type DAIEngineProfile,
-} from '../gen/ai/h2o/engine/v1/dai_engine_profile.pb.ts';
-import type { H2OEngineProfile } from '../gen/ai/h2o/engine/v1/h2o_engine_profile.pb.ts';
+import { DAIEngineProfile_ConfigEditability } from '../gen/ai/h2o/engine/v1/dai_engine_profile.pb.ts';
+import { DAIEngineProfileServiceService } from '../gen/ai/h2o/engine/v1/dai_engine_profile_service.pb.ts';
+import { H2OEngineProfileServiceService } from '../gen/ai/h2o/engine/v1/h2o_engine_profile_service.pb.ts';
 import type { NotebookEngineProfile } from '../gen/ai/h2o/engine/v1/notebook_engine_profile.pb.ts';
+import { NotebookEngineProfileServiceService } from '../gen/ai/h2o/engine/v1/notebook_engine_profile_service.pb.ts';
 import type { MaskedResource } from '../validation/update-mask.ts';
 import { resourceIdProblem } from '../validation/names.ts';
 import {
@@ -21,13 +20,17 @@ import {
   type CommonProfile,
   type NumericRule,
 } from '../validation/profile.ts';
+import { MESSAGE_KINDS, type MessageKind } from './message-kinds.ts';
 import {
   created,
   parentWorkspace,
   ResourceService,
-  standardHandlers,
+  standardOperations,
+  type Page,
+  type PageRequest,
   type Resource,
   type ServiceDeps,
+  type StandardOperations,
 } from './resource-service.ts';
 
 type Profile = CommonProfile & Resource & { enabled: boolean };
@@ -38,7 +41,7 @@ export const DEFAULT_GIT_DIRECTORY_NAME = 'Example';
 
 /** What one profile kind adds to the common rules. */
 interface ProfileKind<T extends Profile> {
-  kind: ResourceKind;
+  kind: MessageKind<T>;
   mask: MaskedResource;
   /** The numeric constraints the kind has, with their lowest allowed minimum. */
   numeric(profile: T): NumericRule[];
@@ -48,7 +51,16 @@ interface ProfileKind<T extends Profile> {
   violations(profile: T, prefix: string): FieldViolation[];
 }
 
-function profileService<T extends Profile>(deps: ServiceDeps, profileKind: ProfileKind<T>): Handlers {
+/** A profile kind's operations: the standard ones, and the assigned list and copy. */
+interface ProfileOperations<T> extends StandardOperations<T> {
+  listAssigned(request: PageRequest & { parent: string }, context: CallContext): Promise<Page<T>>;
+  copy(request: { name: string; parent: string; id: string }, context: CallContext): Promise<T>;
+}
+
+function profileOperations<T extends Profile>(
+  deps: ServiceDeps,
+  profileKind: ProfileKind<T>,
+): ProfileOperations<T> {
   const service = new ResourceService<T>(deps, {
     kind: profileKind.kind,
     mask: profileKind.mask,
@@ -68,33 +80,29 @@ function profileService<T extends Profile>(deps: ServiceDeps, profileKind: Profi
     },
     compare: byPriority,
   });
-  const { kind, names } = service;
   return {
-    ...standardHandlers(service),
+    ...standardOperations(service),
 
     // The profiles the caller may use to create engines: enabled, and assigned to one of the
     // caller's roles where role assignment is on.
-    [`${names.service}.ListAssigned${kind.kind}s`]: async (request, context) => {
-      const parent = request['parent'] as string;
-      const workspace = parentWorkspace(parent);
+    async listAssigned(request, context) {
+      const workspace = parentWorkspace(request.parent);
       await service.authorize(context, 'LIST_ASSIGNED', workspace);
       const usable = (await service.all(workspace)).filter(
         (p) => p.enabled && isAssigned(p, context.caller.roles),
       );
-      return service.page(usable, request, `assigned:parent=${parent}`);
+      return service.page(usable, request, `assigned:parent=${request.parent}`);
     },
 
     // A new profile with the source's settings, in the same or another workspace.
-    [`${names.service}.Copy${kind.kind}`]: async (request, context) => {
-      const source = request['name'] as string;
-      const sourceWorkspace = service.workspaceOf(source);
-      const targetWorkspace = parentWorkspace(request['parent'] as string);
+    async copy(request, context) {
+      const sourceWorkspace = service.workspaceOf(request.name);
+      const targetWorkspace = parentWorkspace(request.parent);
       await service.authorize(context, 'GET', sourceWorkspace);
       await service.authorize(context, 'CREATE', targetWorkspace);
-      const id = service.newId(request[names.idField] as string);
-      const { message } = await service.get(source);
-      const copy = created(message, service.nameIn(targetWorkspace, id), context.caller);
-      return { [names.field]: await service.insert(copy) };
+      const id = service.newId(request.id);
+      const { message } = await service.get(request.name);
+      return service.insert(created(message, service.nameIn(targetWorkspace, id), context.caller));
     },
   };
 }
@@ -122,8 +130,8 @@ const storage = (p: { storageBytesConstraint?: CommonProfile['cpuConstraint'] })
 
 /** DAIEngineProfileService. */
 export function daiEngineProfileService(deps: ServiceDeps): Handlers {
-  return profileService<DAIEngineProfile>(deps, {
-    kind: RESOURCE_KINDS.DAIEngineProfile,
+  const profiles = profileOperations(deps, {
+    kind: MESSAGE_KINDS.DAIEngineProfile,
     mask: 'daiEngineProfile',
     numeric: (p) => [cpu(p), gpu(p), memory(p), storage(p)],
     defaults: (p) => ({
@@ -142,12 +150,47 @@ export function daiEngineProfileService(deps: ServiceDeps): Handlers {
       ...objectNameViolations(`${prefix}.data_directory_storage_class`, p.dataDirectoryStorageClass),
     ],
   });
+  return serviceHandlers(DAIEngineProfileServiceService, {
+    createDaiEngineProfile: async (request, context) => ({
+      daiEngineProfile: await profiles.create(
+        { parent: request.parent, id: request.daiEngineProfileId, resource: request.daiEngineProfile },
+        context,
+      ),
+    }),
+    getDaiEngineProfile: async (request, context) => ({
+      daiEngineProfile: await profiles.get(request.name, context),
+    }),
+    listDaiEngineProfiles: async (request, context) => {
+      const { items, nextPageToken } = await profiles.list(request, context);
+      return { daiEngineProfiles: items, nextPageToken };
+    },
+    updateDaiEngineProfile: async (request, context) => ({
+      daiEngineProfile: await profiles.update(
+        { resource: request.daiEngineProfile, updateMask: request.updateMask },
+        context,
+      ),
+    }),
+    deleteDaiEngineProfile: async (request, context) => {
+      await profiles.delete(request.name, context);
+      return {};
+    },
+    listAssignedDaiEngineProfiles: async (request, context) => {
+      const { items, nextPageToken } = await profiles.listAssigned(request, context);
+      return { daiEngineProfiles: items, nextPageToken };
+    },
+    copyDaiEngineProfile: async (request, context) => ({
+      daiEngineProfile: await profiles.copy(
+        { name: request.name, parent: request.parent, id: request.daiEngineProfileId },
+        context,
+      ),
+    }),
+  });
 }
 
 /** H2OEngineProfileService. */
 export function h2oEngineProfileService(deps: ServiceDeps): Handlers {
-  return profileService<H2OEngineProfile>(deps, {
-    kind: RESOURCE_KINDS.H2OEngineProfile,
+  const profiles = profileOperations(deps, {
+    kind: MESSAGE_KINDS.H2OEngineProfile,
     mask: 'h2oEngineProfile',
     numeric: (p) => [
       { field: 'node_count_constraint', value: p.nodeCountConstraint, lowest: 1n },
@@ -158,12 +201,47 @@ export function h2oEngineProfileService(deps: ServiceDeps): Handlers {
     defaults: (p) => p,
     violations: () => [],
   });
+  return serviceHandlers(H2OEngineProfileServiceService, {
+    createH2OEngineProfile: async (request, context) => ({
+      h2oEngineProfile: await profiles.create(
+        { parent: request.parent, id: request.h2oEngineProfileId, resource: request.h2oEngineProfile },
+        context,
+      ),
+    }),
+    getH2OEngineProfile: async (request, context) => ({
+      h2oEngineProfile: await profiles.get(request.name, context),
+    }),
+    listH2OEngineProfiles: async (request, context) => {
+      const { items, nextPageToken } = await profiles.list(request, context);
+      return { h2oEngineProfiles: items, nextPageToken };
+    },
+    updateH2OEngineProfile: async (request, context) => ({
+      h2oEngineProfile: await profiles.update(
+        { resource: request.h2oEngineProfile, updateMask: request.updateMask },
+        context,
+      ),
+    }),
+    deleteH2OEngineProfile: async (request, context) => {
+      await profiles.delete(request.name, context);
+      return {};
+    },
+    listAssignedH2OEngineProfiles: async (request, context) => {
+      const { items, nextPageToken } = await profiles.listAssigned(request, context);
+      return { h2oEngineProfiles: items, nextPageToken };
+    },
+    copyH2OEngineProfile: async (request, context) => ({
+      h2oEngineProfile: await profiles.copy(
+        { name: request.name, parent: request.parent, id: request.h2oEngineProfileId },
+        context,
+      ),
+    }),
+  });
 }
 
 /** NotebookEngineProfileService. */
 export function notebookEngineProfileService(deps: ServiceDeps): Handlers {
-  return profileService<NotebookEngineProfile>(deps, {
-    kind: RESOURCE_KINDS.NotebookEngineProfile,
+  const profiles = profileOperations(deps, {
+    kind: MESSAGE_KINDS.NotebookEngineProfile,
     mask: 'notebookEngineProfile',
     numeric: (p) => [cpu(p), gpu(p), memory(p), storage(p)],
     defaults: (p) => ({
@@ -175,6 +253,45 @@ export function notebookEngineProfileService(deps: ServiceDeps): Handlers {
       ...objectNameViolations(`${prefix}.storage_class_name`, p.storageClassName),
       ...gitViolations(p, prefix),
     ],
+  });
+  return serviceHandlers(NotebookEngineProfileServiceService, {
+    createNotebookEngineProfile: async (request, context) => ({
+      notebookEngineProfile: await profiles.create(
+        {
+          parent: request.parent,
+          id: request.notebookEngineProfileId,
+          resource: request.notebookEngineProfile,
+        },
+        context,
+      ),
+    }),
+    getNotebookEngineProfile: async (request, context) => ({
+      notebookEngineProfile: await profiles.get(request.name, context),
+    }),
+    listNotebookEngineProfiles: async (request, context) => {
+      const { items, nextPageToken } = await profiles.list(request, context);
+      return { notebookEngineProfiles: items, nextPageToken };
+    },
+    updateNotebookEngineProfile: async (request, context) => ({
+      notebookEngineProfile: await profiles.update(
+        { resource: request.notebookEngineProfile, updateMask: request.updateMask },
+        context,
+      ),
+    }),
+    deleteNotebookEngineProfile: async (request, context) => {
+      await profiles.delete(request.name, context);
+      return {};
+    },
+    listAssignedNotebookEngineProfiles: async (request, context) => {
+      const { items, nextPageToken } = await profiles.listAssigned(request, context);
+      return { notebookEngineProfiles: items, nextPageToken };
+    },
+    copyNotebookEngineProfile: async (request, context) => ({
+      notebookEngineProfile: await profiles.copy(
+        { name: request.name, parent: request.parent, id: request.notebookEngineProfileId },
+        context,
+      ),
+    }),
   });
 }
 

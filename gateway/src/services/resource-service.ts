@@ -1,12 +1,13 @@
 import type { ResourceKind } from '../../../shared/resources.ts';
 import type { Authorizer, Caller } from '../auth/authorizer.ts';
-import type { CallContext, Handler } from '../call/handler.ts';
+import type { CallContext } from '../call/handler.ts';
 import { invalidArgument } from '../errors/api-error.ts';
 import { page } from '../list/pagination.ts';
-import type { ClusterPlacement, Store, Stored } from '../store/store-interface.ts';
+import type { ClusterPlacement, Store } from '../store/store-interface.ts';
 import { parseName, workspaceIdProblem } from '../validation/names.ts';
 import { resolveUpdateMask, type MaskedResource } from '../validation/update-mask.ts';
 import { applyMask } from './masks.ts';
+import { messageOf, type MessageKind } from './message-kinds.ts';
 
 /** What a service needs from the rest of the gateway. */
 export interface ServiceDeps {
@@ -103,7 +104,7 @@ export function updated<T extends Resource>(message: T, caller: Caller, now: Dat
 
 /** The behaviour that differs between resource kinds. */
 export interface ResourceRules<T extends Resource> {
-  kind: ResourceKind;
+  kind: MessageKind<T>;
   mask: MaskedResource;
   /** The problem with a client-chosen id, or `undefined` when it is valid. */
   idProblem(id: string): string | undefined;
@@ -165,8 +166,7 @@ export class ResourceService<T extends Resource> {
   }
 
   /** The request's resource message, which is required. */
-  message(request: Record<string, unknown>): T {
-    const message = request[this.names.field] as T | undefined;
+  required(message: T | undefined): T {
     if (message === undefined) throw invalidArgument(this.names.snakeField, 'is required');
     return message;
   }
@@ -180,8 +180,11 @@ export class ResourceService<T extends Resource> {
   }
 
   async get(name: string): Promise<{ message: T; resourceVersion: string }> {
-    const found = await this.deps.store.get(this.rules.kind, name);
-    return { message: found.message as unknown as T, resourceVersion: found.resourceVersion };
+    const { message, resourceVersion } = messageOf(
+      this.rules.kind,
+      await this.deps.store.get(this.rules.kind, name),
+    );
+    return { message, resourceVersion };
   }
 
   /** Every resource of the kind in a workspace, in list order. */
@@ -193,24 +196,19 @@ export class ResourceService<T extends Resource> {
   async allStored(workspace: string): Promise<{ message: T; resourceVersion: string }[]> {
     const stored = await this.deps.store.list(this.rules.kind, workspace);
     return stored
-      .map((s: Stored) => ({ message: s.message as unknown as T, resourceVersion: s.resourceVersion }))
+      .map((s) => messageOf(this.rules.kind, s))
       .sort((a, b) => this.rules.compare(a.message, b.message));
   }
 
-  /** A list response: one page of `items`, under the kind's list field. */
-  page(items: readonly T[], request: Record<string, unknown>, query: string): object {
-    const { items: shown, nextPageToken } = page(
-      items,
-      request as { pageSize?: number; pageToken?: string },
-      query,
-    );
-    return { [this.names.listField]: shown, nextPageToken };
+  /** One page of `items`. */
+  page(items: readonly T[], request: PageRequest, query: string): Page<T> {
+    return page(items, request, query);
   }
 
   /** The current resource with the masked fields of the update applied and re-validated. */
-  async merged(request: Record<string, unknown>): Promise<{ next: T; resourceVersion: string }> {
-    const update = this.message(request);
-    const paths = resolveUpdateMask(this.rules.mask, request['updateMask'] as string[] | undefined);
+  async merged(request: UpdateRequest<T>): Promise<{ next: T; resourceVersion: string }> {
+    const update = this.required(request.resource);
+    const paths = resolveUpdateMask(this.rules.mask, request.updateMask);
     if (paths instanceof Error) throw paths;
     const current = await this.get(update.name);
     const merged = applyMask(current.message, update, paths);
@@ -221,11 +219,12 @@ export class ResourceService<T extends Resource> {
   }
 
   async save(message: T, resourceVersion: string): Promise<T> {
-    return (await this.deps.store.update(this.rules.kind, message, resourceVersion)).message as unknown as T;
+    return messageOf(this.rules.kind, await this.deps.store.update(this.rules.kind, message, resourceVersion))
+      .message;
   }
 
   async insert(message: T): Promise<T> {
-    return (await this.deps.store.create(this.rules.kind, message)).message as unknown as T;
+    return messageOf(this.rules.kind, await this.deps.store.create(this.rules.kind, message)).message;
   }
 
   /** `daiEngineProfileId` → `dai_engine_profile_id`, as fields are named in errors. */
@@ -234,49 +233,77 @@ export class ResourceService<T extends Resource> {
   }
 }
 
+/** A page of a list request. */
+export interface PageRequest {
+  pageSize: number;
+  pageToken: string;
+}
+
+/** One page of a list, and the token of the next (empty on the last). */
+export interface Page<T> {
+  items: T[];
+  nextPageToken: string;
+}
+
+/** A create request, whatever its kind names the resource and its id. */
+export interface CreateRequest<T> {
+  parent: string;
+  id: string;
+  resource: T | undefined;
+}
+
+/** An update request, whatever its kind names the resource. */
+export interface UpdateRequest<T> {
+  resource: T | undefined;
+  updateMask: string[] | undefined;
+}
+
+/** Create, Get, List, Update and Delete of one kind, on the kind's messages. */
+export interface StandardOperations<T> {
+  create(request: CreateRequest<T>, context: CallContext): Promise<T>;
+  get(name: string, context: CallContext): Promise<T>;
+  list(request: PageRequest & { parent: string }, context: CallContext): Promise<Page<T>>;
+  update(request: UpdateRequest<T>, context: CallContext): Promise<T>;
+  delete(name: string, context: CallContext): Promise<void>;
+}
+
 /**
  * Create, Get, List, Update and Delete of one kind, with the same steps for every kind:
  * authorize on the workspace first, validate, fill audit fields from the caller, write with
  * optimistic concurrency.
  */
-export function standardHandlers<T extends Resource>(service: ResourceService<T>): Record<string, Handler> {
+export function standardOperations<T extends Resource>(service: ResourceService<T>): StandardOperations<T> {
   const { kind, names } = service;
   return {
-    [`${names.service}.Create${kind.kind}`]: async (request, context) => {
-      const workspace = parentWorkspace(request['parent'] as string);
+    async create(request, context) {
+      const workspace = parentWorkspace(request.parent);
       await service.authorize(context, 'CREATE', workspace);
-      const id = service.newId(request[names.idField] as string);
-      const message = service.prepare(service.message(request));
-      const saved = await service.insert(created(message, service.nameIn(workspace, id), context.caller));
-      return { [names.field]: saved };
+      const id = service.newId(request.id);
+      const message = service.prepare(service.required(request.resource));
+      return service.insert(created(message, service.nameIn(workspace, id), context.caller));
     },
 
-    [`${names.service}.Get${kind.kind}`]: async (request, context) => {
-      const name = request['name'] as string;
+    async get(name, context) {
       await service.authorize(context, 'GET', service.workspaceOf(name));
-      return { [names.field]: (await service.get(name)).message };
+      return (await service.get(name)).message;
     },
 
-    [`${names.service}.List${kind.kind}s`]: async (request, context) => {
-      const parent = request['parent'] as string;
-      const workspace = parentWorkspace(parent);
+    async list(request, context) {
+      const workspace = parentWorkspace(request.parent);
       await service.authorize(context, 'LIST', workspace);
-      return service.page(await service.all(workspace), request, `parent=${parent}`);
+      return service.page(await service.all(workspace), request, `parent=${request.parent}`);
     },
 
-    [`${names.service}.Update${kind.kind}`]: async (request, context) => {
-      const name = service.message(request).name;
+    async update(request, context) {
+      const name = service.required(request.resource).name;
       await service.authorize(context, 'UPDATE', service.workspaceOf(name, `${names.snakeField}.name`));
       const { next, resourceVersion } = await service.merged(request);
-      const saved = await service.save(updated(next, context.caller, service.now()), resourceVersion);
-      return { [names.field]: saved };
+      return service.save(updated(next, context.caller, service.now()), resourceVersion);
     },
 
-    [`${names.service}.Delete${kind.kind}`]: async (request, context) => {
-      const name = request['name'] as string;
+    async delete(name, context) {
       await service.authorize(context, 'DELETE', service.workspaceOf(name));
       await service.store.delete(kind, name);
-      return {};
     },
   };
 }

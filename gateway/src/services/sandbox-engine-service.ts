@@ -5,8 +5,8 @@
  * for good; there is no resume. Only the creator (and administrators of the workspace) see an
  * engine: to anyone else it does not exist.
  */
-import { RESOURCE_KINDS } from '../../../shared/resources.ts';
-import type { CallContext, Handler, Handlers } from '../call/handler.ts';
+import type { CallContext, Handlers } from '../call/handler.ts';
+import { serviceHandlers } from '../call/service-impl.ts';
 import { invalidArgument, invalidFields, notFound, type FieldViolation } from '../errors/api-error.ts';
 import {
   SandboxEngine_PendingReason,
@@ -14,6 +14,12 @@ import {
   type SandboxEngine,
 } from '../gen/ai/h2o/engine/v1/sandbox_engine.pb.ts';
 import type { SandboxEngineImage } from '../gen/ai/h2o/engine/v1/sandbox_engine_image.pb.ts';
+import {
+  SandboxEngineServiceService,
+  type CreateSandboxEngineRequest,
+  type ListSandboxEnginesRequest,
+  type ListSandboxEnginesResponse,
+} from '../gen/ai/h2o/engine/v1/sandbox_engine_service.pb.ts';
 import type {
   SandboxEngineTemplate,
   SandboxEngineTemplateInfo,
@@ -24,13 +30,13 @@ import { engineAccess } from '../engines/ownership.ts';
 import type { FilterSchema } from '../list/filter.ts';
 import { compileOrdering } from '../list/ordering.ts';
 import { keysetPage } from '../list/pagination.ts';
-import type { Stored } from '../store/store.ts';
 import { annotationProblem, checkDisplayName, resourceIdProblem } from '../validation/names.ts';
 import { SANDBOX_CONTAINER, sandboxPodName } from '../../../shared/workloads.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { Code } from '../errors/code.ts';
 import type { ReachSandbox, ResolveSandbox, SandboxTarget } from '../sandbox/target.ts';
 import { objectName } from '../store/names.ts';
+import { MESSAGE_KINDS, messageOf, type StoredMessage } from './message-kinds.ts';
 import { resolveReference } from './references.ts';
 import {
   parentWorkspace,
@@ -41,7 +47,7 @@ import {
 } from './resource-service.ts';
 import { idOf } from '../../../shared/resource-name.ts';
 
-const KIND = RESOURCE_KINDS.SandboxEngine;
+const KIND = MESSAGE_KINDS.SandboxEngine;
 const NAMES = wireNames(KIND);
 const FIELD = 'sandbox_engine';
 
@@ -60,9 +66,9 @@ export function sandboxStateName(engine: SandboxEngine): string {
   return entry?.[0] ?? 'STATE_UNSPECIFIED';
 }
 
-function stored(found: Stored): StoredSandbox {
+function stored(found: StoredMessage<SandboxEngine>): StoredSandbox {
   return {
-    engine: found.message as unknown as SandboxEngine,
+    engine: found.message,
     resourceVersion: found.resourceVersion,
     terminated: found.intent['terminated'] === true,
   };
@@ -97,7 +103,7 @@ export class SandboxEngines {
       this.deps.store.get(KIND, name),
       this.deps.authorizer.isAdministrator(context.caller, this.workspaceOf(name)),
     ]);
-    const engine = stored(found);
+    const engine = stored(messageOf(KIND, found));
     if (engineAccess(engine.engine, context.caller, administrator) !== 'all') throw notFound(name);
     return engine;
   }
@@ -147,7 +153,7 @@ export class SandboxEngines {
       this.deps.authorizer.isAdministrator(context.caller, workspace),
     ]);
     return all
-      .map((s) => stored(s).engine)
+      .map((s) => messageOf(KIND, s).message)
       .filter((e) => engineAccess(e, context.caller, administrator) === 'all');
   }
 }
@@ -169,21 +175,18 @@ async function catalogue(
   workspace: string,
 ): Promise<{ image: SandboxEngineImage; template: SandboxEngineTemplate }> {
   const [image, template] = await Promise.all([
-    resolveReference(deps.store, RESOURCE_KINDS.SandboxEngineImage, {
+    resolveReference(deps.store, MESSAGE_KINDS.SandboxEngineImage, {
       name: engine.sandboxEngineImage,
       field: `${FIELD}.sandbox_engine_image`,
       engineWorkspace: workspace,
     }),
-    resolveReference(deps.store, RESOURCE_KINDS.SandboxEngineTemplate, {
+    resolveReference(deps.store, MESSAGE_KINDS.SandboxEngineTemplate, {
       name: engine.sandboxEngineTemplate,
       field: `${FIELD}.sandbox_engine_template`,
       engineWorkspace: workspace,
     }),
   ]);
-  const chosen = {
-    image: image.message as unknown as SandboxEngineImage,
-    template: template.message as unknown as SandboxEngineTemplate,
-  };
+  const chosen = { image: image.message, template: template.message };
   if (!chosen.image.enabled)
     throw invalidArgument(`${FIELD}.sandbox_engine_image`, `"${chosen.image.name}" is disabled`);
   if (!chosen.template.enabled)
@@ -191,40 +194,42 @@ async function catalogue(
   return chosen;
 }
 
-function createHandler(engines: SandboxEngines): Handler {
-  return async (request, context) => {
-    const workspace = parentWorkspace(request['parent'] as string);
-    await engines.authorize(context, 'CREATE', workspace);
-    const id = request[NAMES.idField] as string;
-    const idProblem = resourceIdProblem(id);
-    if (idProblem) throw invalidArgument(`${FIELD}_id`, idProblem);
-    const input = request[NAMES.field] as SandboxEngine | undefined;
-    if (input === undefined) throw invalidArgument(FIELD, 'is required');
-    const violations = engineViolations(input);
-    if (violations.length > 0) throw invalidFields(violations);
-    const { image, template } = await catalogue(engines.deps, input, workspace);
-    const templateInfo: SandboxEngineTemplateInfo = { ...template, storageClassName: '' };
-    const engine: SandboxEngine = {
-      name: `workspaces/${workspace}/${KIND.collection}/${id}`,
-      displayName: input.displayName,
-      uid: '',
-      annotations: input.annotations,
-      sandboxEngineImage: image.name,
-      sandboxEngineTemplate: template.name,
-      // Audit fields come from the verified identity only, never from the request.
-      creator: context.caller.subject,
-      creatorDisplayName: context.caller.displayName,
-      sandboxEngineImageInfo: image,
-      sandboxEngineTemplateInfo: templateInfo,
-      state: SandboxEngine_State.STATE_STARTING,
-      pendingReason: SandboxEngine_PendingReason.PENDING_REASON_CREATING_RESOURCES,
-      pendingMessage: 'The engine pod is being created',
-      currentIdleDuration: undefined,
-      createTime: undefined,
-    };
-    const saved = await engines.deps.store.create(KIND, engine, { intent: { terminated: false } });
-    return { sandboxEngine: saved.message };
+async function createSandboxEngine(
+  engines: SandboxEngines,
+  request: CreateSandboxEngineRequest,
+  context: CallContext,
+): Promise<SandboxEngine> {
+  const workspace = parentWorkspace(request.parent);
+  await engines.authorize(context, 'CREATE', workspace);
+  const id = request.sandboxEngineId;
+  const idProblem = resourceIdProblem(id);
+  if (idProblem) throw invalidArgument(`${FIELD}_id`, idProblem);
+  const input = request.sandboxEngine;
+  if (input === undefined) throw invalidArgument(FIELD, 'is required');
+  const violations = engineViolations(input);
+  if (violations.length > 0) throw invalidFields(violations);
+  const { image, template } = await catalogue(engines.deps, input, workspace);
+  const templateInfo: SandboxEngineTemplateInfo = { ...template, storageClassName: '' };
+  const engine: SandboxEngine = {
+    name: `workspaces/${workspace}/${KIND.collection}/${id}`,
+    displayName: input.displayName,
+    uid: '',
+    annotations: input.annotations,
+    sandboxEngineImage: image.name,
+    sandboxEngineTemplate: template.name,
+    // Audit fields come from the verified identity only, never from the request.
+    creator: context.caller.subject,
+    creatorDisplayName: context.caller.displayName,
+    sandboxEngineImageInfo: image,
+    sandboxEngineTemplateInfo: templateInfo,
+    state: SandboxEngine_State.STATE_STARTING,
+    pendingReason: SandboxEngine_PendingReason.PENDING_REASON_CREATING_RESOURCES,
+    pendingMessage: 'The engine pod is being created',
+    currentIdleDuration: undefined,
+    createTime: undefined,
   };
+  const saved = await engines.deps.store.create(KIND, engine, { intent: { terminated: false } });
+  return messageOf(KIND, saved).message;
 }
 
 /** The fields lists order by: newest first, then by name. */
@@ -233,67 +238,72 @@ const ORDER_FIELDS: FilterSchema<SandboxEngine> = {
   create_time: { type: 'timestamp', get: (e) => e.createTime },
 };
 
-function listHandler(engines: SandboxEngines): Handler {
-  const ordering = compileOrdering('', ORDER_FIELDS, NEWEST_FIRST);
-  return async (request, context) => {
-    const parent = request['parent'] as string;
-    const workspace = parentWorkspace(parent);
-    await engines.authorize(context, 'LIST', workspace);
-    const visible = await engines.visible(workspace, context);
-    const { items, nextPageToken } = keysetPage(
-      visible,
-      request as { pageSize?: number; pageToken?: string },
-      `parent=${parent}`,
-      ordering,
-    );
-    return { sandboxEngines: items, nextPageToken };
-  };
+const ORDERING = compileOrdering('', ORDER_FIELDS, NEWEST_FIRST);
+
+async function listSandboxEngines(
+  engines: SandboxEngines,
+  request: ListSandboxEnginesRequest,
+  context: CallContext,
+): Promise<ListSandboxEnginesResponse> {
+  const { parent } = request;
+  const workspace = parentWorkspace(parent);
+  await engines.authorize(context, 'LIST', workspace);
+  const visible = await engines.visible(workspace, context);
+  const { items, nextPageToken } = keysetPage(visible, request, `parent=${parent}`, ORDERING);
+  return { sandboxEngines: items, nextPageToken };
 }
 
-function terminateHandler(engines: SandboxEngines): Handler {
-  return async (request, context) => {
-    const name = request['name'] as string;
-    await engines.authorize(context, 'TERMINATE', engines.workspaceOf(name));
-    const current = await engines.reach(name, context);
-    checkTerminate(sandboxStateName(current.engine), current.terminated);
-    // The engine reads as stopping from this answer on, until the operator reports it stopped.
-    const engine: SandboxEngine = {
-      ...current.engine,
-      state: SandboxEngine_State.STATE_TERMINATING,
-      pendingReason: SandboxEngine_PendingReason.PENDING_REASON_DELETING_RESOURCES,
-      pendingMessage: 'The engine pod is being stopped',
-    };
-    const saved = await engines.deps.store.update(KIND, engine, current.resourceVersion, {
-      intent: { terminated: true },
-      statusFields: ['state', 'pendingReason', 'pendingMessage'],
-    });
-    return { sandboxEngine: saved.message };
+async function terminateSandboxEngine(
+  engines: SandboxEngines,
+  name: string,
+  context: CallContext,
+): Promise<SandboxEngine> {
+  await engines.authorize(context, 'TERMINATE', engines.workspaceOf(name));
+  const current = await engines.reach(name, context);
+  checkTerminate(sandboxStateName(current.engine), current.terminated);
+  // The engine reads as stopping from this answer on, until the operator reports it stopped.
+  const engine: SandboxEngine = {
+    ...current.engine,
+    state: SandboxEngine_State.STATE_TERMINATING,
+    pendingReason: SandboxEngine_PendingReason.PENDING_REASON_DELETING_RESOURCES,
+    pendingMessage: 'The engine pod is being stopped',
   };
+  const saved = await engines.deps.store.update(KIND, engine, current.resourceVersion, {
+    intent: { terminated: true },
+    statusFields: ['state', 'pendingReason', 'pendingMessage'],
+  });
+  return messageOf(KIND, saved).message;
 }
 
-function deleteHandler(engines: SandboxEngines): Handler {
-  return async (request, context) => {
-    const name = request['name'] as string;
-    await engines.authorize(context, 'DELETE', engines.workspaceOf(name));
-    const current = await engines.reach(name, context);
-    await engines.deps.store.delete(KIND, name, current.resourceVersion);
-    return {};
-  };
+async function deleteSandboxEngine(
+  engines: SandboxEngines,
+  name: string,
+  context: CallContext,
+): Promise<void> {
+  await engines.authorize(context, 'DELETE', engines.workspaceOf(name));
+  const current = await engines.reach(name, context);
+  await engines.deps.store.delete(KIND, name, current.resourceVersion);
 }
 
 /** The RPCs of SandboxEngineService. */
 export function sandboxEngineService(deps: ClusterServiceDeps): Handlers {
   const engines = new SandboxEngines(deps);
-  const rpc = (name: string): string => `${NAMES.service}.${name}`;
-  return {
-    [rpc('CreateSandboxEngine')]: createHandler(engines),
-    [rpc('GetSandboxEngine')]: async (request, context) => {
-      const name = request['name'] as string;
+  return serviceHandlers(SandboxEngineServiceService, {
+    createSandboxEngine: async (request, context) => ({
+      sandboxEngine: await createSandboxEngine(engines, request, context),
+    }),
+    getSandboxEngine: async (request, context) => {
+      const { name } = request;
       await engines.authorize(context, 'GET', engines.workspaceOf(name));
       return { sandboxEngine: (await engines.reach(name, context)).engine };
     },
-    [rpc('ListSandboxEngines')]: listHandler(engines),
-    [rpc('TerminateSandboxEngine')]: terminateHandler(engines),
-    [rpc('DeleteSandboxEngine')]: deleteHandler(engines),
-  };
+    listSandboxEngines: (request, context) => listSandboxEngines(engines, request, context),
+    terminateSandboxEngine: async (request, context) => ({
+      sandboxEngine: await terminateSandboxEngine(engines, request.name, context),
+    }),
+    deleteSandboxEngine: async (request, context) => {
+      await deleteSandboxEngine(engines, request.name, context);
+      return {};
+    },
+  });
 }

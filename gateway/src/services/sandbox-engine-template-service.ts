@@ -2,15 +2,17 @@
  * SandboxEngineTemplateService: what administrators decide about the sandboxes built from a
  * template — resources, environment, pod customisation and the idle and running limits.
  */
-import { RESOURCE_KINDS } from '../../../shared/resources.ts';
 import type { Handlers } from '../call/handler.ts';
+import { serviceHandlers } from '../call/service-impl.ts';
 import { invalidFields, type FieldViolation } from '../errors/api-error.ts';
 import type { SandboxEngineTemplate } from '../gen/ai/h2o/engine/v1/sandbox_engine_template.pb.ts';
+import { SandboxEngineTemplateServiceService } from '../gen/ai/h2o/engine/v1/sandbox_engine_template_service.pb.ts';
 import { durationNanos, type Duration } from '../validation/constraints.ts';
 import { extendedResourceProblem } from '../validation/kubernetes.ts';
 import { MAX_LENGTH, resourceIdProblem } from '../validation/names.ts';
 import { yamlViolations } from '../validation/profile.ts';
-import { ResourceService, standardHandlers, type ServiceDeps } from './resource-service.ts';
+import { MESSAGE_KINDS } from './message-kinds.ts';
+import { ResourceService, standardOperations, type ServiceDeps } from './resource-service.ts';
 
 /** No limit, as templates spell it. */
 const NO_LIMIT: Duration = { seconds: '0', nanos: 0 };
@@ -90,7 +92,7 @@ export function preparedTemplate(t: SandboxEngineTemplate, prefix: string): Sand
 /** The RPCs of SandboxEngineTemplateService. */
 export function sandboxEngineTemplateService(deps: ServiceDeps): Handlers {
   const service = new ResourceService<SandboxEngineTemplate>(deps, {
-    kind: RESOURCE_KINDS.SandboxEngineTemplate,
+    kind: MESSAGE_KINDS.SandboxEngineTemplate,
     mask: 'sandboxEngineTemplate',
     idProblem: resourceIdProblem,
     prepare: preparedTemplate,
@@ -101,5 +103,34 @@ export function sandboxEngineTemplateService(deps: ServiceDeps): Handlers {
         ? { ...merged, maxRunningDuration: current.maxRunningDuration }
         : merged,
   });
-  return standardHandlers(service);
+  const templates = standardOperations(service);
+  return serviceHandlers(SandboxEngineTemplateServiceService, {
+    createSandboxEngineTemplate: async (request, context) => ({
+      sandboxEngineTemplate: await templates.create(
+        {
+          parent: request.parent,
+          id: request.sandboxEngineTemplateId,
+          resource: request.sandboxEngineTemplate,
+        },
+        context,
+      ),
+    }),
+    getSandboxEngineTemplate: async (request, context) => ({
+      sandboxEngineTemplate: await templates.get(request.name, context),
+    }),
+    listSandboxEngineTemplates: async (request, context) => {
+      const { items, nextPageToken } = await templates.list(request, context);
+      return { sandboxEngineTemplates: items, nextPageToken };
+    },
+    updateSandboxEngineTemplate: async (request, context) => ({
+      sandboxEngineTemplate: await templates.update(
+        { resource: request.sandboxEngineTemplate, updateMask: request.updateMask },
+        context,
+      ),
+    }),
+    deleteSandboxEngineTemplate: async (request, context) => {
+      await templates.delete(request.name, context);
+      return {};
+    },
+  });
 }
