@@ -232,12 +232,12 @@ export class ResourceStore implements Store, ClusterPlacement {
   }
 
   private async listDirect(kind: ResourceKind, workspace: string): Promise<Stored[]> {
-    const list = (await this.call(`workspaces/${workspace}`, 'list', () =>
+    const list = await this.call<{ items: CustomResource[] }>(`workspaces/${workspace}`, 'list', () =>
       this.api.listNamespacedCustomObject({
         ...this.target(kind),
         labelSelector: workspace === '-' ? WORKSPACE_LABEL : `${WORKSPACE_LABEL}=${workspace}`,
       }),
-    )) as unknown as { items: CustomResource[] };
+    );
     return list.items.flatMap((item) => {
       if (identityOf(item) !== undefined) return [stored(kind, item)];
       // Written by hand, or by a release with looser workspace rules: no API name can reach it.
@@ -372,14 +372,15 @@ export class ResourceStore implements Store, ClusterPlacement {
   }
 
   /** Runs one apiserver call, translating its failures into API errors about `name`. */
-  private async call(
+  private async call<Answer = CustomResource>(
     name: string,
     verb: 'create' | 'get' | 'list' | 'update' | 'delete',
     request: () => Promise<object>,
-  ): Promise<CustomResource> {
+  ): Promise<Answer> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return (await request()) as CustomResource;
+        // The custom objects client answers untyped JSON: an object, or a list of them.
+        return (await request()) as Answer;
       } catch (error: unknown) {
         // 429 means the apiserver did not act (a new kind's storage starting, or priority and
         // fairness shedding load): waiting as it asks and retrying is safe for every verb.
