@@ -9,7 +9,7 @@
  * - engines' status subresource: a patch of the engine ignores its status, a status patch
  *   changes status alone, a create drops the status sent with it (the API records its output
  *   fields in an annotation instead, which reads as the real view reads it: engineView);
- *   metadata.generation counts changes of the spec;
+ *   metadata.generation counts changes of the spec, and the start of a deletion;
  * - JSON merge patches (RFC 7386), null removing a field;
  * - finalizers: an engine deleted while it has some keeps a deletionTimestamp until the last one
  *   is patched away; a claim deleted while a pod of its engine remains waits for the pod to go
@@ -206,7 +206,13 @@ export class MemoryCluster {
     if (engine.metadata.deletionTimestamp !== undefined) return;
     const deleting: EngineResource<K> = {
       ...engine,
-      metadata: { ...engine.metadata, deletionTimestamp: this.now(), resourceVersion: this.nextVersion() },
+      // The apiserver counts the start of a deletion as a change of generation.
+      metadata: {
+        ...engine.metadata,
+        deletionTimestamp: this.now(),
+        generation: (engine.metadata.generation ?? 1) + 1,
+        resourceVersion: this.nextVersion(),
+      },
     };
     this.store(kind).set(name, deleting);
   }
