@@ -16,9 +16,11 @@ import type {
   EngineKindName,
   EngineResource,
   EngineSpec,
+  Settings,
   StoredCondition,
 } from '../kinds/kind.ts';
 import { notebookEngineKind } from '../kinds/notebook-engine.ts';
+import { sandboxEngineKind } from '../kinds/sandbox-engine.ts';
 import { MemoryCluster, NOT_READY, PENDING, READY } from '../kube/memory-cluster.ts';
 import type { ReconcileResult } from '../runtime/controller.ts';
 import { EngineReconciler, FINALIZER } from './reconciler.ts';
@@ -42,7 +44,14 @@ const SNAPSHOTS: Record<EngineKindName, Record<string, unknown>> = {
     profileInfo: { name: 'workspaces/global/notebookEngineProfiles/p' },
     notebookImageInfo: { image: 'nb:1' },
   },
-  SandboxEngine: {},
+  SandboxEngine: {
+    sandboxEngineTemplateInfo: {
+      name: 'workspaces/global/sandboxEngineTemplates/t',
+      memoryBytesLimit: String(GIB),
+      milliCpuLimit: 1000,
+    },
+    sandboxEngineImageInfo: { image: 'sandbox:1' },
+  },
 };
 
 /** An engine as the API creates it: its identity labels, and its snapshots and first state recorded. */
@@ -80,15 +89,20 @@ class Scene<K extends EngineKindName> {
   time = new Date('2026-03-02T09:00:00Z');
   readonly cluster = new MemoryCluster(() => this.time);
   readonly kind: EngineKind<K>;
-  readonly reconciler: EngineReconciler<K>;
+  reconciler: EngineReconciler<K>;
 
   constructor(kind: EngineKind<K>, options: { probeActivity?: ActivityProber } = {}) {
     this.kind = kind;
-    this.reconciler = new EngineReconciler<K>({
+    this.reconciler = this.reconcilerWith(SETTINGS, options);
+  }
+
+  /** A reconciler of this cluster's engines with these settings (the operator restarted with them). */
+  reconcilerWith(settings: Settings, options: { probeActivity?: ActivityProber } = {}): EngineReconciler<K> {
+    return new EngineReconciler<K>({
       kube: this.cluster.kube,
       view: this.cluster.view,
-      kind,
-      settings: SETTINGS,
+      kind: this.kind,
+      settings,
       now: () => this.time,
       ...options,
     });
@@ -378,6 +392,83 @@ describe('a DAI engine on the in-memory cluster', () => {
     expect(scene.cluster.stored(daiEngineKind, NAME)).toBeUndefined();
   });
 
+  test('a StatefulSet scaled by hand is scaled back to what the engine wants', async () => {
+    const scene = await new Scene(daiEngineKind).running(DAI_SPEC);
+    const set = scene.cluster.statefulSets.get(scene.workload);
+    if (set?.spec === undefined) throw new Error('no StatefulSet');
+    scene.cluster.statefulSets.put(
+      Object.assign({}, set, { spec: Object.assign({}, set.spec, { replicas: 3 }) }),
+    );
+    await scene.settle();
+    expect(scene.replicas).toBe(1);
+  });
+
+  test('a change of the spec reaches the workload, and observedGeneration follows it', async () => {
+    const scene = await new Scene(daiEngineKind).running(DAI_SPEC);
+    expect(scene.engine.status?.observedGeneration).toBe(1);
+    scene.cluster.editEngine(daiEngineKind, NAME, { spec: { cpu: 2 } });
+    await scene.settle();
+    const set = scene.cluster.statefulSets.get(scene.workload);
+    const container = set?.spec?.template.spec?.containers.find((c) => c.name === daiEngineKind.container);
+    expect(container?.resources?.limits?.['cpu']).toBe('2');
+    expect(scene.engine.status?.observedGeneration).toBe(2);
+  });
+
+  test("a profile's pod template that cannot be applied fails the engine, and nothing runs", async () => {
+    const recorded = {
+      state: 'STATE_STARTING',
+      profileInfo: { name: 'workspaces/global/daiEngineProfiles/p', yamlPodTemplateSpec: 'kind: Pod\n' },
+      daiEngineVersionInfo: { image: 'dai:1.11' },
+    };
+    const scene = new Scene(daiEngineKind).create(DAI_SPEC, {
+      metadata: {
+        name: NAME,
+        labels: IDENTITY,
+        annotations: { [RECORDED_ANNOTATION]: JSON.stringify(recorded) },
+      },
+      spec: DAI_SPEC,
+    });
+    const result = await scene.settle();
+    expect(scene.state).toBe('STATE_FAILED');
+    expect(scene.condition('Ready')).toMatchObject({ status: 'False', reason: 'InvalidPodTemplate' });
+    expect(scene.cluster.statefulSets.all()).toEqual([]);
+    // Only a change of the engine or its profile can mend it: nothing to retry.
+    expect(result).toBeUndefined();
+  });
+
+  test('with network peers set, a NetworkPolicy guards the engine, and it goes once they are unset', async () => {
+    const guarded = {
+      ...SETTINGS,
+      engineNetworkPeers: [{ podSelector: { matchLabels: { app: 'gateway' } } }],
+    };
+    const scene = new Scene(daiEngineKind);
+    scene.reconciler = scene.reconcilerWith(guarded);
+    scene.create(DAI_SPEC);
+    await scene.settle();
+    const order = scene.cluster.writes.filter((w) => w.startsWith('apply'));
+    expect(order.indexOf(`apply NetworkPolicy/${scene.workload}`)).toBeLessThan(
+      order.indexOf(`apply StatefulSet/${scene.workload}`),
+    );
+
+    scene.reconciler = scene.reconcilerWith(SETTINGS);
+    await scene.settle();
+    expect(scene.cluster.networkPolicies.get(scene.workload)).toBeUndefined();
+  });
+
+  test('a paused engine is deleted at once: its claim goes, then its finalizer', async () => {
+    const scene = await new Scene(daiEngineKind).running(DAI_SPEC);
+    scene.stop();
+    await scene.settle();
+    scene.cluster.collectGarbage();
+    await scene.settle();
+    expect(scene.state).toBe('STATE_PAUSED');
+    const uid = scene.engine.metadata.uid ?? '';
+    scene.cluster.deleteEngine(daiEngineKind, NAME);
+    await scene.settle();
+    expect(scene.cluster.claims.of(uid)).toEqual([]);
+    expect(scene.cluster.stored(daiEngineKind, NAME)).toBeUndefined();
+  });
+
   test('an engine written without the API admitting it is held with its condition, and nothing of it runs', async () => {
     const scene = new Scene(daiEngineKind).create(DAI_SPEC, { metadata: { name: NAME }, spec: DAI_SPEC });
     await scene.settle();
@@ -518,5 +609,33 @@ describe('an H2O engine on the in-memory cluster', () => {
     expect(scene.state).toBe('STATE_RUNNING');
     expect(scene.engine.metadata.annotations?.[LAST_ACTIVITY_ANNOTATION]).toBe(scene.time.toISOString());
     expect(result?.requeueAfterMs).toBe(600_000);
+  });
+});
+
+describe('a sandbox engine on the in-memory cluster', () => {
+  test('STARTING while its pod is created, RUNNING once ready; terminated: TERMINATING, then TERMINATED', async () => {
+    const scene = new Scene(sandboxEngineKind).create({});
+    await scene.settle();
+    expect(scene.engine.status).toMatchObject({
+      state: 'STATE_STARTING',
+      pendingReason: 'PENDING_REASON_CREATING_RESOURCES',
+    });
+    scene.cluster.startPods(scene.workload, READY);
+    await scene.settle();
+    expect(scene.engine.status).toMatchObject({
+      state: 'STATE_RUNNING',
+      pendingReason: 'PENDING_REASON_UNSPECIFIED',
+    });
+
+    scene.stop();
+    await scene.settle();
+    expect(scene.replicas).toBe(0);
+    expect(scene.engine.status).toMatchObject({
+      state: 'STATE_TERMINATING',
+      pendingReason: 'PENDING_REASON_DELETING_RESOURCES',
+    });
+    scene.cluster.collectGarbage();
+    await scene.settle();
+    expect(scene.state).toBe('STATE_TERMINATED');
   });
 });
