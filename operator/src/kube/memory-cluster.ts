@@ -417,16 +417,19 @@ export class MemoryCluster {
   // ——— the two faces the reconciler sees ———
 
   private writesApi(): EngineWrites {
-    const log = (entry: string): void => {
+    /** A call as the client makes it: logged, its refusal a rejected promise as a failed request's. */
+    const call = <T>(entry: string, write: () => T): Promise<T> => {
       this.writes.push(entry);
+      return new Promise((resolve) => {
+        resolve(write());
+      });
     };
     const remove =
       <T extends KubernetesObject>(what: string, objects: MemoryObjects<T>) =>
-      (name: string): Promise<void> => {
-        log(`delete ${what}/${name}`);
-        objects.remove(name);
-        return Promise.resolve();
-      };
+      (name: string): Promise<void> =>
+        call(`delete ${what}/${name}`, () => {
+          objects.remove(name);
+        });
     const applied: Record<string, MemoryObjects<KubernetesObject>> = {
       StatefulSet: this.statefulSets,
       Service: this.services,
@@ -434,42 +437,42 @@ export class MemoryCluster {
       NetworkPolicy: this.networkPolicies,
     };
     return {
-      patchEngine: (kind, name, body) => {
-        log(`patch ${kind.plural}/${name}`);
-        return Promise.resolve(this.patchEngine(kind, name, isObject(body) ? body : {}));
-      },
-      patchEngineStatus: (kind, name, status) => {
-        log(`patch ${kind.plural}/${name}/status`);
-        return Promise.resolve(this.patchStatus(kind, name, isObject(status) ? status : {}));
-      },
+      patchEngine: (kind, name, body) =>
+        call(`patch ${kind.plural}/${name}`, () => this.patchEngine(kind, name, isObject(body) ? body : {})),
+      patchEngineStatus: (kind, name, status) =>
+        call(`patch ${kind.plural}/${name}/status`, () =>
+          this.patchStatus(kind, name, isObject(status) ? status : {}),
+        ),
       apply: <T extends KubernetesObject>(object: T): Promise<T> => {
         const what = object.kind ?? '';
-        log(`apply ${what}/${object.metadata?.name ?? ''}`);
-        const objects = applied[what];
-        if (objects === undefined) return Promise.reject(new MemoryApiError(404, `no ${what} here`));
-        return Promise.resolve(this.apply(objects, object));
+        return call(`apply ${what}/${object.metadata?.name ?? ''}`, () => {
+          const objects = applied[what];
+          if (objects === undefined) throw new MemoryApiError(404, `no ${what} here`);
+          return this.apply(objects, object);
+        });
       },
-      growClaim: (name, bytes) => {
-        log(`patch PersistentVolumeClaim/${name}`);
-        const grown = this.revise(this.claims, name, (claim) => ({
-          spec: Object.assign({}, claim.spec, {
-            resources: Object.assign({}, claim.spec?.resources, { requests: { storage: bytes.toString() } }),
-          }),
-        }));
-        return Promise.resolve(structuredClone(grown));
-      },
+      growClaim: (name, bytes) =>
+        call(`patch PersistentVolumeClaim/${name}`, () => {
+          const grown = this.revise(this.claims, name, (claim) => ({
+            spec: Object.assign({}, claim.spec, {
+              resources: Object.assign({}, claim.spec?.resources, {
+                requests: { storage: bytes.toString() },
+              }),
+            }),
+          }));
+          return structuredClone(grown);
+        }),
       deletePod: remove('Pod', this.pods),
       deleteStatefulSet: remove('StatefulSet', this.statefulSets),
       deleteService: remove('Service', this.services),
       deleteConfigMap: remove('ConfigMap', this.configMaps),
       deleteNetworkPolicy: remove('NetworkPolicy', this.networkPolicies),
-      deleteClaim: (name) => {
-        log(`delete PersistentVolumeClaim/${name}`);
-        if (this.claims.get(name) !== undefined)
-          this.revise(this.claims, name, () => ({}), { deletionTimestamp: this.clock() });
-        this.releaseClaims();
-        return Promise.resolve();
-      },
+      deleteClaim: (name) =>
+        call(`delete PersistentVolumeClaim/${name}`, () => {
+          if (this.claims.get(name) !== undefined)
+            this.revise(this.claims, name, () => ({}), { deletionTimestamp: this.clock() });
+          this.releaseClaims();
+        }),
     };
   }
 

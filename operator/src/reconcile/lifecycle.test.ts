@@ -477,6 +477,22 @@ describe('a DAI engine on the in-memory cluster', () => {
     expect(scene.cluster.statefulSets.all()).toEqual([]);
     expect(scene.cluster.writes).toEqual([`patch ${daiEngineKind.plural}/${NAME}/status`]);
   });
+
+  test('an engine held unadmitted starts once a change the API admits gives it its identity and snapshots', async () => {
+    const scene = new Scene(daiEngineKind).create(DAI_SPEC, { metadata: { name: NAME }, spec: DAI_SPEC });
+    await scene.settle();
+    expect(scene.condition('Admitted')?.status).toBe('False');
+
+    const admitted = created(daiEngineKind, DAI_SPEC).metadata;
+    scene.cluster.editEngine(daiEngineKind, NAME, {
+      metadata: { labels: admitted.labels, annotations: admitted.annotations },
+    });
+    await scene.settle();
+    expect(scene.engine.metadata.finalizers).toEqual([FINALIZER]);
+    expect(scene.replicas).toBe(1);
+    expect(scene.state).toBe('STATE_STARTING');
+    expect(scene.condition('Admitted')).toBeUndefined();
+  });
 });
 
 describe('a notebook engine on the in-memory cluster', () => {
