@@ -38,7 +38,7 @@ import type {
   V1StatefulSet,
 } from '@kubernetes/client-node';
 import { isDeepStrictEqual } from 'node:util';
-import { ENGINE_UID_LABEL } from '../../../shared/resources.ts';
+import { API_VERSION, ENGINE_UID_LABEL } from '../../../shared/resources.ts';
 import type { EngineKind, EngineKindName, EngineResource } from '../kinds/kind.ts';
 import type { EngineWrites } from './client.ts';
 import { engineView, type EngineReads, type OwnedObjects } from './cluster-view.ts';
@@ -108,17 +108,17 @@ function labelsOf(template: V1ObjectMeta | undefined): Pick<V1ObjectMeta, 'label
 type EngineStores = { [K in EngineKindName]?: Map<string, EngineResource<K>> };
 
 /** The pod a kubelet reports ready: running, its containers answering their readiness probes. */
-export const READY: V1PodStatus = {
+export const POD_READY: V1PodStatus = {
   phase: 'Running',
   conditions: [{ type: 'Ready', status: 'True' }],
 };
 /** Running, its engine not answering yet. */
-export const NOT_READY: V1PodStatus = {
+export const POD_NOT_READY: V1PodStatus = {
   phase: 'Running',
   conditions: [{ type: 'Ready', status: 'False' }],
 };
 /** Waiting for a node. */
-export const PENDING: V1PodStatus = { phase: 'Pending' };
+export const POD_PENDING: V1PodStatus = { phase: 'Pending' };
 
 export class MemoryCluster {
   private readonly clock: () => Date;
@@ -162,11 +162,13 @@ export class MemoryCluster {
 
   /** Creates the engine as the apiserver does: identity given, status dropped (the status subresource). */
   createEngine<K extends EngineKindName>(kind: EngineKind<K>, engine: EngineResource<K>): EngineResource<K> {
+    if (this.store(kind).has(engine.metadata.name))
+      throw new MemoryApiError(409, `${kind.plural} "${engine.metadata.name}" already exists`);
     this.uids += 1;
     const { status: _dropped, storedStatus: _none, ...rest } = engine;
     const created: EngineResource<K> = {
       ...structuredClone(rest),
-      apiVersion: `engine.h2o.ai/v1`,
+      apiVersion: API_VERSION,
       kind: kind.kind,
       metadata: {
         namespace: 'default',
@@ -286,7 +288,7 @@ export class MemoryCluster {
    * replicas, each with the claims of its volume claim templates (bound, at the size asked),
    * reporting `status`. Pods already there are left as they are.
    */
-  startPods(setName: string, status: V1PodStatus = PENDING): V1Pod[] {
+  startPods(setName: string, status: V1PodStatus = POD_PENDING): V1Pod[] {
     const set = this.statefulSets.get(setName);
     if (set === undefined) throw new MemoryApiError(404, `statefulsets "${setName}" not found`);
     const started: V1Pod[] = [];

@@ -21,7 +21,7 @@ import type {
 } from '../kinds/kind.ts';
 import { notebookEngineKind } from '../kinds/notebook-engine.ts';
 import { sandboxEngineKind } from '../kinds/sandbox-engine.ts';
-import { MemoryCluster, NOT_READY, PENDING, READY } from '../kube/memory-cluster.ts';
+import { MemoryCluster, POD_NOT_READY, POD_PENDING, POD_READY } from '../kube/memory-cluster.ts';
 import type { ReconcileResult } from '../runtime/controller.ts';
 import { EngineReconciler, FINALIZER } from './reconciler.ts';
 
@@ -180,7 +180,7 @@ class Scene<K extends EngineKindName> {
   async running(spec: EngineSpec<K>): Promise<this> {
     this.create(spec);
     await this.settle();
-    this.cluster.startPods(this.workload, READY);
+    this.cluster.startPods(this.workload, POD_READY);
     await this.settle();
     expect(this.state).toBe('STATE_RUNNING');
     return this;
@@ -206,7 +206,7 @@ describe('a DAI engine on the in-memory cluster', () => {
     expect(scene.engine.status?.reconciling).toBe(true);
     expect(scene.condition('Ready')).toMatchObject({ status: 'False' });
 
-    scene.cluster.startPods(scene.workload, PENDING);
+    scene.cluster.startPods(scene.workload, POD_PENDING);
     await scene.settle();
     expect(scene.state).toBe('STATE_STARTING');
   });
@@ -214,12 +214,12 @@ describe('a DAI engine on the in-memory cluster', () => {
   test('goes STARTING → CONNECTING → RUNNING as its pod runs, then answers', async () => {
     const scene = new Scene(daiEngineKind).create(DAI_SPEC);
     await scene.settle();
-    scene.cluster.startPods(scene.workload, NOT_READY);
+    scene.cluster.startPods(scene.workload, POD_NOT_READY);
     await scene.settle();
     expect(scene.state).toBe('STATE_CONNECTING');
 
     scene.later(30_000);
-    scene.cluster.setPodStatus(`${scene.workload}-0`, READY);
+    scene.cluster.setPodStatus(`${scene.workload}-0`, POD_READY);
     await scene.settle();
     expect(scene.engine.status).toMatchObject({
       state: 'STATE_RUNNING',
@@ -232,6 +232,17 @@ describe('a DAI engine on the in-memory cluster', () => {
     const writes = scene.cluster.writes.length;
     await scene.reconciler.reconcile(NAME);
     expect(scene.cluster.writes).toHaveLength(writes);
+  });
+
+  test('a pod gone while the engine runs makes it STARTING until its replacement is ready', async () => {
+    const scene = await new Scene(daiEngineKind).running(DAI_SPEC);
+    scene.cluster.removePod(`${scene.workload}-0`);
+    await scene.settle();
+    expect(scene.engine.status).toMatchObject({ state: 'STATE_STARTING', reconciling: true });
+    expect(scene.condition('Ready')?.status).toBe('False');
+    scene.cluster.startPods(scene.workload, POD_READY);
+    await scene.settle();
+    expect(scene.state).toBe('STATE_RUNNING');
   });
 
   test('pauses: PAUSING while its pod stops, PAUSED once it is gone, its data claim kept', async () => {
@@ -265,7 +276,7 @@ describe('a DAI engine on the in-memory cluster', () => {
     expect(scene.state).toBe('STATE_STARTING');
     expect(scene.condition('Stopped')).toMatchObject({ status: 'False' });
 
-    scene.cluster.startPods(scene.workload, READY);
+    scene.cluster.startPods(scene.workload, POD_READY);
     await scene.settle();
     expect(scene.state).toBe('STATE_RUNNING');
     // The run counts from the resume's RUNNING, not from the first one.
@@ -293,7 +304,7 @@ describe('a DAI engine on the in-memory cluster', () => {
     await scene.settle();
     expect(scene.replicas).toBe(1);
     expect(scene.state).toBe('STATE_STARTING');
-    scene.cluster.startPods(scene.workload, READY);
+    scene.cluster.startPods(scene.workload, POD_READY);
     await scene.settle();
     expect(scene.state).toBe('STATE_RUNNING');
     expect(scene.condition('Failed')).toMatchObject({ status: 'False' });
@@ -499,10 +510,10 @@ describe('a notebook engine on the in-memory cluster', () => {
   test('stays STARTING (it has no CONNECTING) until its pod is ready, then RUNNING', async () => {
     const scene = new Scene(notebookEngineKind).create(NOTEBOOK_SPEC);
     await scene.settle();
-    scene.cluster.startPods(scene.workload, NOT_READY);
+    scene.cluster.startPods(scene.workload, POD_NOT_READY);
     await scene.settle();
     expect(scene.state).toBe('STATE_STARTING');
-    scene.cluster.setPodStatus(`${scene.workload}-0`, READY);
+    scene.cluster.setPodStatus(`${scene.workload}-0`, POD_READY);
     await scene.settle();
     expect(scene.state).toBe('STATE_RUNNING');
   });
@@ -557,15 +568,15 @@ describe('an H2O engine on the in-memory cluster', () => {
     await scene.settle();
     expect(scene.replicas).toBe(2);
     expect(scene.cluster.services.get(`${scene.workload}-api`)).toBeDefined();
-    scene.cluster.startPods(scene.workload, NOT_READY);
+    scene.cluster.startPods(scene.workload, POD_NOT_READY);
     await scene.settle();
     expect(scene.state).toBe('STATE_CONNECTING');
     // Both nodes answer while they still look for each other: not formed yet.
-    scene.cluster.setPodStatus(`${scene.workload}-0`, READY);
-    scene.cluster.setPodStatus(`${scene.workload}-1`, READY);
+    scene.cluster.setPodStatus(`${scene.workload}-0`, POD_READY);
+    scene.cluster.setPodStatus(`${scene.workload}-1`, POD_READY);
     await scene.settle();
     expect(scene.state).toBe('STATE_CONNECTING');
-    scene.cluster.setPodStatus(`${scene.workload}-1`, NOT_READY);
+    scene.cluster.setPodStatus(`${scene.workload}-1`, POD_NOT_READY);
     await scene.settle();
     expect(scene.state).toBe('STATE_RUNNING');
   });
@@ -573,8 +584,8 @@ describe('an H2O engine on the in-memory cluster', () => {
   test('terminates: TERMINATING while its nodes stop, TERMINATED once they are gone, and stays so', async () => {
     const scene = new Scene(h2oEngineKind).create(H2O_SPEC);
     await scene.settle();
-    scene.cluster.startPods(scene.workload, NOT_READY);
-    scene.cluster.setPodStatus(`${scene.workload}-0`, READY);
+    scene.cluster.startPods(scene.workload, POD_NOT_READY);
+    scene.cluster.setPodStatus(`${scene.workload}-0`, POD_READY);
     await scene.settle();
     expect(scene.state).toBe('STATE_RUNNING');
 
@@ -602,7 +613,7 @@ describe('an H2O engine on the in-memory cluster', () => {
       maxIdleDuration: '600s',
     });
     await scene.settle();
-    scene.cluster.startPods(scene.workload, READY);
+    scene.cluster.startPods(scene.workload, POD_READY);
     await scene.settle();
     expect(scene.state).toBe('STATE_RUNNING');
     scene.later(600_000);
@@ -617,7 +628,7 @@ describe('an H2O engine on the in-memory cluster', () => {
       probeActivity: ({ now }) => Promise.resolve({ found: now }),
     }).create({ ...H2O_SPEC, nodeCount: 1, maxIdleDuration: '600s' });
     await scene.settle();
-    scene.cluster.startPods(scene.workload, READY);
+    scene.cluster.startPods(scene.workload, POD_READY);
     await scene.settle();
     scene.later(600_000);
     const result = await scene.settle();
@@ -636,7 +647,7 @@ describe('a sandbox engine on the in-memory cluster', () => {
       state: 'STATE_STARTING',
       pendingReason: 'PENDING_REASON_CREATING_RESOURCES',
     });
-    scene.cluster.startPods(scene.workload, READY);
+    scene.cluster.startPods(scene.workload, POD_READY);
     await scene.settle();
     expect(scene.engine.status).toMatchObject({
       state: 'STATE_RUNNING',
