@@ -60,6 +60,24 @@ export interface KubeClientOptions {
 
 type Verb = 'patch' | 'apply' | 'delete';
 
+/**
+ * The writes a reconcile makes: what the reconciler needs of the client, so that it can also run
+ * on a cluster kept in memory (memory-cluster.ts).
+ */
+export type EngineWrites = Pick<
+  KubeClient,
+  | 'patchEngine'
+  | 'patchEngineStatus'
+  | 'apply'
+  | 'growClaim'
+  | 'deletePod'
+  | 'deleteStatefulSet'
+  | 'deleteService'
+  | 'deleteConfigMap'
+  | 'deleteNetworkPolicy'
+  | 'deleteClaim'
+>;
+
 export class KubeClient {
   private readonly custom: CustomObjectsApi;
   private readonly core: CoreV1Api;

@@ -96,7 +96,7 @@ const PARTS = new SharedParts();
  * (status over what the API recorded at creation, shared/recorded.ts), the status as stored
  * beside them, equal parts shared, and the recorded annotation's text, now merged, dropped.
  */
-function engineView<K extends EngineKindName>(engine: EngineResource<K>): EngineResource<K> {
+export function engineView<K extends EngineKindName>(engine: EngineResource<K>): EngineResource<K> {
   return {
     ...engine,
     metadata: trimMetadata(engine.metadata, RECORDED_ANNOTATION),
@@ -133,8 +133,36 @@ class OwnWrites<T extends Versioned> {
   }
 }
 
+/** What a reconcile reads of one owned collection, and tells it of its writes. */
+export interface OwnedObjects<T extends KubernetesObject> {
+  get(name: string): T | undefined;
+  /** The objects of the engine with that uid. */
+  of(uid: string): T[];
+  /** Notes the answer to a write of the object. */
+  wrote(object: T): void;
+}
+
+/**
+ * What a reconcile reads of the cluster, and tells it of its writes: what the reconciler needs of
+ * the view, so that it can also run on a cluster kept in memory (memory-cluster.ts).
+ */
+export interface EngineReads {
+  engine<K extends EngineKindName>(kind: EngineKind<K>, name: string): EngineResource<K> | undefined;
+  wroteEngine<K extends EngineKindName>(
+    kind: EngineKind<K>,
+    engine: EngineResource<K>,
+    report?: boolean,
+  ): EngineResource<K>;
+  readonly statefulSets: OwnedObjects<V1StatefulSet>;
+  readonly pods: OwnedObjects<V1Pod>;
+  readonly claims: OwnedObjects<V1PersistentVolumeClaim>;
+  readonly services: OwnedObjects<V1Service>;
+  readonly configMaps: OwnedObjects<V1ConfigMap>;
+  readonly networkPolicies: OwnedObjects<V1NetworkPolicy>;
+}
+
 /** A copy of one owned collection, indexed by engine uid. */
-export class OwnedCopy<T extends KubernetesObject> {
+export class OwnedCopy<T extends KubernetesObject> implements OwnedObjects<T> {
   readonly collection: WatchedCollection<T>;
   private readonly byEngine = new GroupIndex<T>();
   private readonly own = new OwnWrites<T>();
@@ -234,7 +262,7 @@ class EngineCopy<K extends EngineKindName> {
 /** The copy of each kind's engines. */
 type EngineCopies = { [K in EngineKindName]?: EngineCopy<K> };
 
-export class ClusterView {
+export class ClusterView implements EngineReads {
   private readonly engines: EngineCopies = {};
   readonly statefulSets: OwnedCopy<V1StatefulSet>;
   readonly pods: OwnedCopy<V1Pod>;

@@ -39,9 +39,9 @@ import {
   type EngineResource,
   type Settings,
 } from '../kinds/kind.ts';
-import type { KubeClient } from '../kube/client.ts';
+import type { EngineWrites } from '../kube/client.ts';
 import { statusCode } from '../../../shared/watched-collection.ts';
-import type { ClusterView, OwnedCopy } from '../kube/cluster-view.ts';
+import type { EngineReads, OwnedObjects } from '../kube/cluster-view.ts';
 import { digestOf, upToDate, withDigest } from '../desired/digest.ts';
 import type { ReconcileResult } from '../runtime/controller.ts';
 import { ADMITTED, mergeConditions, REASONS, type Condition } from './conditions.ts';
@@ -59,8 +59,10 @@ const SNAPSHOT_RECHECK_MS = 1000;
 const RESIZE_RECHECK_MS = 5000;
 
 export interface ReconcilerDeps<K extends EngineKindName = EngineKindName> {
-  kube: KubeClient;
-  view: ClusterView;
+  /** The writes: the KubeClient, or a cluster kept in memory in tests. */
+  kube: EngineWrites;
+  /** The reads: the ClusterView, or a cluster kept in memory in tests. */
+  view: EngineReads;
   kind: EngineKind<K>;
   settings: Settings;
   now?: () => Date;
@@ -211,7 +213,7 @@ export class EngineReconciler<K extends EngineKindName = EngineKindName> {
    * the copy.
    */
   private async applyChanged<T extends KubernetesObject>(
-    copy: OwnedCopy<T>,
+    copy: OwnedObjects<T>,
     name: string,
     wanted: T,
     options: {
