@@ -14,7 +14,7 @@ import { sandboxEngineKind } from './kinds/sandbox-engine.ts';
 import { KubeClient } from './kube/client.ts';
 import { ClusterView } from './kube/cluster-view.ts';
 import { EngineReconciler } from './reconcile/reconciler.ts';
-import { httpActivityProber } from './activity/prober.ts';
+import { httpActivityProber, httpEngineAsker } from './activity/prober.ts';
 import { startController, type Controller } from './runtime/controller.ts';
 import { controllerMetrics } from './runtime/metrics.ts';
 
@@ -77,11 +77,20 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
   const controllers = new Map<string, Controller>();
   // Engines at their idle limit are asked whether they worked without traffic (kinds with a probe).
   const probeActivity = httpActivityProber({ log });
+  // Ready engines of kinds with a serving check are asked before they are first called RUNNING.
+  const askEngine = httpEngineAsker({ log });
   const view = new ClusterView({ kubeConfig, namespace, log, kinds: ENGINE_KINDS }, (kind, name) =>
     controllers.get(kind)?.enqueue(name),
   );
   for (const kind of ENGINE_KINDS) {
-    const reconciler = new EngineReconciler({ kube, view, kind, settings: options.settings, probeActivity });
+    const reconciler = new EngineReconciler({
+      kube,
+      view,
+      kind,
+      settings: options.settings,
+      probeActivity,
+      askEngine,
+    });
     controllers.set(
       kind.kind,
       startController({

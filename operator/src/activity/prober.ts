@@ -69,17 +69,47 @@ function urlOf(address: Address, path: string): string {
   return `http://${host}:${address.port}${path}`;
 }
 
-async function ask(request: ProbeRequest, options: HttpProberOptions): Promise<ProbeOutcome> {
-  const { kind, probe, engine, pods, settings, now } = request;
+/** What is asked of an engine's serving pod: a GET under the engine's path. */
+export interface EngineQuestion {
+  kind: EngineKind;
+  engine: EngineResource;
+  pods: readonly V1Pod[];
+  settings: Settings;
+  paths: readonly string[];
+}
+
+/** The parsed answers, in the order of the paths, or why there are none. */
+export type EngineAnswers = { answers: readonly unknown[] } | { failure: string };
+
+/** GETs paths of an engine's serving pod. Never throws: a failure is an outcome. */
+export type EngineAsker = (question: EngineQuestion) => Promise<EngineAnswers>;
+
+async function askServingPod(question: EngineQuestion, options: HttpProberOptions): Promise<EngineAnswers> {
+  const { kind, engine, pods, settings, paths } = question;
   const target = kind.port === undefined ? undefined : servingAddress(pods, kind.port, options.address);
   if (target === undefined) return { failure: 'no ready pod with an address' };
   const base = enginePath(kind, engine, settings);
   const limits = options.limits ?? PROBE_LIMITS;
   try {
-    const answers = await Promise.all(
-      probe.paths.map((path) => getJson(urlOf(target, `${base}${path}`), limits)),
-    );
-    return { found: probe.latestActivity(answers, now) };
+    return {
+      answers: await Promise.all(paths.map((path) => getJson(urlOf(target, `${base}${path}`), limits))),
+    };
+  } catch (error: unknown) {
+    return { failure: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+/** The operator's way to ask engines: HTTP GETs to the serving pod. */
+export function httpEngineAsker(options: HttpProberOptions): EngineAsker {
+  return (question) => askServingPod(question, options);
+}
+
+async function ask(request: ProbeRequest, options: HttpProberOptions): Promise<ProbeOutcome> {
+  const { probe, now } = request;
+  const outcome = await askServingPod({ ...request, paths: probe.paths }, options);
+  if ('failure' in outcome) return outcome;
+  try {
+    return { found: probe.latestActivity(outcome.answers, now) };
   } catch (error: unknown) {
     return { failure: error instanceof Error ? error.message : String(error) };
   }

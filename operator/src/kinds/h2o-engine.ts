@@ -12,6 +12,12 @@ import { unprivilegedEngine } from './engine-user.ts';
 import type { V1EnvVar } from '@kubernetes/client-node';
 import { decimalText, enginePath, engineUrl, type EngineKind, type EngineResource } from './kind.ts';
 import { profileSizing } from './profile-sizing.ts';
+import { h2oCloudFormed } from '../observe/serving-check.ts';
+
+/** The nodes of the engine's cloud (its pods while it runs). */
+function nodesOf(engine: EngineResource<'H2OEngine'>): number {
+  return Math.max(1, engine.spec.nodeCount ?? 1);
+}
 
 /** Port of H2O's Kubernetes endpoint (`/kubernetes/isLeaderNode`), beside its API on 54321. */
 export const H2O_KUBERNETES_API_PORT = 8081;
@@ -62,7 +68,7 @@ export const h2oEngineKind: EngineKind<'H2OEngine'> = {
   stopIntent: 'terminated',
   stopStates: { stopping: 'STATE_TERMINATING', stopped: 'STATE_TERMINATED' },
   hasConnectingState: true,
-  runningReplicas: (engine) => Math.max(1, engine.spec.nodeCount ?? 1),
+  runningReplicas: nodesOf,
   env: (engine, { replicas, settings, peerDns }) => [
     ...javaEnv(engine),
     // H2O-3's Kubernetes clustering: look the nodes up by the headless Service's DNS name until
@@ -83,4 +89,6 @@ export const h2oEngineKind: EngineKind<'H2OEngine'> = {
   // A job training (or one that ended since the idle time began) keeps the cloud running; asked
   // of the leader on the API port, which is the port above.
   activityProbe: h2oActivityProbe,
+  // The leader's readiness can come a moment before its cloud has merged (see serving-check.ts).
+  servingCheck: { path: '/3/Cloud', serves: (answer, engine) => h2oCloudFormed(answer, nodesOf(engine)) },
 };

@@ -15,6 +15,7 @@ import type {
 } from '@kubernetes/client-node';
 import { ID_LABEL, WORKSPACE_LABEL } from '../../../shared/resources.ts';
 import type { ActivityProbe } from '../activity/activity-probe.ts';
+import type { ServingCheck } from '../observe/serving-check.ts';
 import type { DAIEngineStatus, Int64, ResourceTypes } from '../gen/resources.ts';
 
 /** The engine kinds the operator reconciles. */
@@ -208,6 +209,12 @@ export interface EngineKind<K extends EngineKindName = EngineKindName> {
    * engine's path. Kinds without one idle by their activity annotations alone.
    */
   activityProbe?: ActivityProbe;
+  /**
+   * What a ready engine must also show, asked of it on `port` under its path, before it is first
+   * called RUNNING (H2O: its cloud formed). An engine that does not answer is judged by its pods'
+   * readiness alone.
+   */
+  servingCheck?: ServingCheck<EngineResource<K>>;
 }
 
 /** What the environment of an engine's container may depend on besides the engine itself. */

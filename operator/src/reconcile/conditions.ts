@@ -28,6 +28,7 @@ export const REASONS = {
   userRequested: 'UserRequested',
   deleting: 'Deleting',
   notAdmitted: 'NotAdmitted',
+  notServingYet: 'NotServingYet',
 } as const;
 
 /** The new conditions: `wanted` merged into `previous`, transition times kept where status did not change. */

@@ -7,7 +7,7 @@
 import type { V1PodStatus } from '@kubernetes/client-node';
 import { ID_LABEL, LAST_ACTIVITY_ANNOTATION, WORKSPACE_LABEL } from '../../../shared/resources.ts';
 import { RECORDED_ANNOTATION } from '../../../shared/recorded.ts';
-import type { ActivityProber } from '../activity/prober.ts';
+import type { ActivityProber, EngineAnswers } from '../activity/prober.ts';
 import { dataClaimName, workloadName } from '../desired/workload.ts';
 import { daiEngineKind } from '../kinds/dai-engine.ts';
 import { h2oEngineKind } from '../kinds/h2o-engine.ts';
@@ -23,7 +23,7 @@ import { notebookEngineKind } from '../kinds/notebook-engine.ts';
 import { sandboxEngineKind } from '../kinds/sandbox-engine.ts';
 import { MemoryCluster, POD_NOT_READY, POD_PENDING, POD_READY } from '../kube/memory-cluster.ts';
 import type { ReconcileResult } from '../runtime/controller.ts';
-import { EngineReconciler, FINALIZER } from './reconciler.ts';
+import { EngineReconciler, FINALIZER, type ReconcilerDeps } from './reconciler.ts';
 
 const GIB = 1024 ** 3;
 const SETTINGS = { publicUrl: 'https://cloud.example.com' };
@@ -84,6 +84,9 @@ const crashing = (reason: string, exitCode: number): V1PodStatus => ({
   ],
 });
 
+/** How the reconciler asks engines themselves (over HTTP in the operator), played by a test. */
+type EngineQuestions = Pick<ReconcilerDeps, 'probeActivity' | 'askEngine'>;
+
 /** One engine on a cluster in memory, its reconciler, and a clock the test moves. */
 class Scene<K extends EngineKindName> {
   time = new Date('2026-03-02T09:00:00Z');
@@ -91,13 +94,13 @@ class Scene<K extends EngineKindName> {
   readonly kind: EngineKind<K>;
   reconciler: EngineReconciler<K>;
 
-  constructor(kind: EngineKind<K>, options: { probeActivity?: ActivityProber } = {}) {
+  constructor(kind: EngineKind<K>, options: EngineQuestions = {}) {
     this.kind = kind;
     this.reconciler = this.reconcilerWith(SETTINGS, options);
   }
 
   /** A reconciler of this cluster's engines with these settings (the operator restarted with them). */
-  reconcilerWith(settings: Settings, options: { probeActivity?: ActivityProber } = {}): EngineReconciler<K> {
+  reconcilerWith(settings: Settings, options: EngineQuestions = {}): EngineReconciler<K> {
     return new EngineReconciler<K>({
       kube: this.cluster.kube,
       view: this.cluster.view,
@@ -579,6 +582,54 @@ describe('an H2O engine on the in-memory cluster', () => {
     scene.cluster.setPodStatus(`${scene.workload}-1`, POD_NOT_READY);
     await scene.settle();
     expect(scene.state).toBe('STATE_RUNNING');
+  });
+
+  test('stays CONNECTING while its ready leader reports a cloud not yet formed, and is RUNNING once it is', async () => {
+    // What the leader's GET /3/Cloud answers: H2O's cloud size and whether its nodes agree.
+    let cloud: EngineAnswers = { answers: [{ cloud_size: 1, consensus: true, locked: false }] };
+    const asked: string[] = [];
+    const scene = new Scene(h2oEngineKind, {
+      askEngine: ({ paths }) => {
+        asked.push(...paths);
+        return Promise.resolve(cloud);
+      },
+    }).create(H2O_SPEC);
+    await scene.settle();
+    scene.cluster.startPods(scene.workload, POD_NOT_READY);
+    scene.cluster.setPodStatus(`${scene.workload}-0`, POD_READY);
+    const waiting = await scene.settle();
+    expect(scene.state).toBe('STATE_CONNECTING');
+    expect(scene.condition('Ready')).toMatchObject({ status: 'False', reason: 'NotServingYet' });
+    expect(asked).toContain('/3/Cloud');
+    // Nothing in the cluster changes while the cloud forms: the reconciler looks again by itself.
+    expect(waiting?.requeueAfterMs).toBeLessThanOrEqual(1000);
+
+    cloud = { answers: [{ cloud_size: 2, consensus: false, locked: false }] };
+    await scene.settle();
+    expect(scene.state).toBe('STATE_CONNECTING');
+
+    cloud = { answers: [{ cloud_size: 2, consensus: true, locked: true }] };
+    await scene.settle();
+    expect(scene.state).toBe('STATE_RUNNING');
+    // Once RUNNING, the cloud is not asked again on every pass.
+    asked.length = 0;
+    scene.later(60_000);
+    await scene.settle();
+    expect(asked).toEqual([]);
+  });
+
+  test('is judged by its pods alone when its leader does not answer the cloud check, or not as H2O does', async () => {
+    for (const answer of [
+      { failure: 'connect ECONNREFUSED' },
+      { answers: [{ nodes: [] }] },
+    ] as EngineAnswers[]) {
+      const scene = new Scene(h2oEngineKind, { askEngine: () => Promise.resolve(answer) }).create(H2O_SPEC);
+      await scene.settle();
+      scene.cluster.startPods(scene.workload, POD_NOT_READY);
+      scene.cluster.setPodStatus(`${scene.workload}-0`, POD_READY);
+      await scene.settle();
+      expect(scene.state).toBe('STATE_RUNNING');
+    }
   });
 
   test('terminates: TERMINATING while its nodes stop, TERMINATED once they are gone, and stays so', async () => {

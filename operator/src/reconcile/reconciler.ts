@@ -46,8 +46,8 @@ import { digestOf, upToDate, withDigest } from '../desired/digest.ts';
 import type { ReconcileResult } from '../runtime/controller.ts';
 import { ADMITTED, mergeConditions, REASONS, type Condition } from './conditions.ts';
 import { changedFields, planStatus, type StatusInput, type StatusPlan } from './status.ts';
-import { recentActivity } from '../activity/activity-probe.ts';
-import type { ActivityProber } from '../activity/prober.ts';
+import { MalformedAnswer, recentActivity } from '../activity/activity-probe.ts';
+import type { ActivityProber, EngineAsker } from '../activity/prober.ts';
 import { parseStorageQuantity } from '../../../shared/quantity.ts';
 
 export const FINALIZER = `${GROUP}/cleanup`;
@@ -71,6 +71,8 @@ export interface ReconcilerDeps<K extends EngineKindName = EngineKindName> {
    * without one, engines idle by their activity annotations alone.
    */
   probeActivity?: ActivityProber;
+  /** Asks a ready engine whether it serves as a whole (the kind's serving check); never when unset. */
+  askEngine?: EngineAsker;
 }
 
 const uidOf = (engine: EngineResource): string => engine.metadata.uid ?? '';
@@ -271,14 +273,14 @@ export class EngineReconciler<K extends EngineKindName = EngineKindName> {
     },
   ): Promise<ReconcileResult | undefined> {
     const { kind, kube, view } = this.deps;
-    const input: StatusInput<K> = {
+    const input = await this.servingChecked({
       kind,
       engine: read,
       pods,
       now: this.now(),
       settings: this.deps.settings,
       ...extra,
-    };
+    });
     const { plan, engine } = await this.probedPlan(input, planStatus(input));
     if (plan.autoStop !== undefined) {
       // Stop as a user would: record the intent; the next reconcile moves the state.
@@ -298,6 +300,29 @@ export class EngineReconciler<K extends EngineKindName = EngineKindName> {
     if (Object.keys(changed).length > 0)
       view.wroteEngine(kind, await kube.patchEngineStatus(kind, engine.metadata.name, changed), true);
     return plan.requeueAfterMs === undefined ? undefined : { requeueAfterMs: plan.requeueAfterMs };
+  }
+
+  /**
+   * The input, once an engine whose pods say it is ready to be RUNNING for the first time in this
+   * run has been asked whether it serves as a whole (its kind's serving check): an answer that
+   * says not yet keeps it CONNECTING and asks again shortly. An engine that does not answer, or
+   * not as it should, is judged by its pods' readiness alone, as without the check.
+   */
+  private async servingChecked(input: StatusInput<K>): Promise<StatusInput<K>> {
+    const { kind, askEngine } = this.deps;
+    const check = kind.servingCheck;
+    if (check === undefined || askEngine === undefined) return input;
+    if (sharedStatus(input.engine).state === 'STATE_RUNNING') return input;
+    if (planStatus(input).status['state'] !== 'STATE_RUNNING') return input;
+    const { engine, pods, settings } = input;
+    const outcome = await askEngine({ kind, engine, pods, settings, paths: [check.path] });
+    if ('failure' in outcome) return input;
+    try {
+      return check.serves(outcome.answers[0], engine) ? input : { ...input, notServingYet: true };
+    } catch (error: unknown) {
+      if (error instanceof MalformedAnswer) return input;
+      throw error;
+    }
   }
 
   /**

@@ -37,7 +37,12 @@ export interface StatusInput<K extends EngineKindName = EngineKindName> {
   storageResizing: boolean;
   /** A problem no retry can fix (e.g. the profile's pod template cannot be applied). */
   terminal?: { reason: string; message: string };
+  /** The engine's pods are ready, but the engine answered that it does not serve as a whole yet. */
+  notServingYet?: boolean;
 }
+
+/** While a ready engine does not serve as a whole yet, look again this soon (no event will come). */
+export const SERVING_RECHECK_MS = 1000;
 
 export interface StatusPlan {
   status: Record<string, unknown>;
@@ -69,7 +74,7 @@ function observed(input: StatusInput): ObservedState {
       failureReason: held.reason,
       ...(held.cause !== undefined ? { cause: held.cause } : {}),
     };
-  return observe({
+  const seen = observe({
     kind,
     deleting: engine.metadata.deletionTimestamp !== undefined,
     stopWanted: stopWanted(kind, engine),
@@ -78,6 +83,13 @@ function observed(input: StatusInput): ObservedState {
     ...(input.claims !== undefined ? { claims: input.claims } : {}),
     now: input.now,
   });
+  return input.notServingYet === true ? notServingYet(kind, seen) : seen;
+}
+
+/** A state its pods call RUNNING, of an engine that answered it does not serve as a whole yet. */
+function notServingYet(kind: EngineKind, seen: ObservedState): ObservedState {
+  if (seen.state !== 'STATE_RUNNING') return seen;
+  return { state: kind.hasConnectingState ? 'STATE_CONNECTING' : 'STATE_STARTING', reconciling: true };
 }
 
 interface Timing {
@@ -130,6 +142,16 @@ function idleSince({ startedAt, lastActivityAt }: NonNullable<ReturnType<typeof 
 
 /** Whether a duration limit asks to stop the engine now, and when the next one falls due. */
 function timing(input: StatusInput, state: string): Timing {
+  const timed = clockTiming(input, state);
+  if (input.notServingYet !== true) return timed;
+  return {
+    ...timed,
+    requeueAfterMs: Math.min(timed.requeueAfterMs ?? SERVING_RECHECK_MS, SERVING_RECHECK_MS),
+  };
+}
+
+/** The durations' fields and deadlines of the engine's current run. */
+function clockTiming(input: StatusInput, state: string): Timing {
   const { engine } = input;
   const since = runningSinceOf(input, state);
   const fields = { ...NO_DURATIONS, runningSince: since?.toISOString() ?? null };
@@ -219,6 +241,12 @@ const WAITING_STATES = ['STATE_STARTING', 'STATE_CONNECTING'];
  * messages of DAI, H2O and notebook engines have no field for; otherwise the state's.
  */
 function readyDetail(input: StatusInput, seen: ObservedState): { reason: string; message: string } {
+  if (input.notServingYet === true && WAITING_STATES.includes(seen.state))
+    return {
+      reason: REASONS.notServingYet,
+      message:
+        'The engine’s pods are ready; the engine does not serve as a whole yet (its nodes are still joining).',
+    };
   if (WAITING_STATES.includes(seen.state) && input.terminal === undefined) {
     const [pending, message] = enginePending(input.pods, wantedReplicas(input.kind, input.engine));
     return { reason: PENDING_CAUSES[pending], message };
