@@ -33,18 +33,18 @@ import {
   changeLifecycle,
   createEngine,
   deleteEngine,
-  EngineStore,
+  engineParts,
   getEngine,
   listEngines,
   updateEngine,
   type AnyEngineApiRules,
   type EngineApiRules,
+  type EngineParts,
   type EngineMessage,
   type EngineProfile,
   type EngineVersion,
 } from './engine-service.ts';
-import { MESSAGE_KINDS, messageOf } from './message-kinds.ts';
-import { resolveReference } from './references.ts';
+import { MESSAGE_KINDS } from './message-kinds.ts';
 import type { ClusterServiceDeps } from './resource-service.ts';
 import { idOf } from '../../../shared/resource-name.ts';
 
@@ -184,45 +184,41 @@ type ResizableEngine = EngineMessage & {
  * maximum, and written. `field` is how errors name the request's engine field.
  */
 async function resizeStorage<E extends ResizableEngine, P extends EngineProfile, V extends EngineVersion>(
-  store: EngineStore<E, P, V>,
+  { permissions, records }: EngineParts<E, P, V>,
   request: { name: string; newStorageBytes: string; field: string },
   context: CallContext,
 ): Promise<E> {
   const { name, newStorageBytes: newBytes } = request;
-  await store.authorize(context, 'RESIZE_STORAGE', store.workspaceOf(name, request.field));
+  await permissions.authorize(context, 'RESIZE_STORAGE', permissions.workspaceOf(name, request.field));
   if (newBytes === '0') throw invalidArgument('new_storage_bytes', 'is required');
-  const current = await store.reach(name, context, 'act');
+  const current = await permissions.reach(name, context, 'act');
   const engine = current.engine;
   checkResize(
     BigInt(engine.storageBytes ?? '0'),
     BigInt(newBytes),
     engine.storageResizing,
-    store.stateName(engine),
+    records.stateName(engine),
   );
   const max = engine.profileInfo?.storageBytesConstraint?.max;
   if (max !== undefined && BigInt(newBytes) > BigInt(max))
     throw invalidArgument('new_storage_bytes', `must be at most ${max} (the profile's limit)`);
-  return store.save({ ...engine, storageBytes: newBytes }, current.resourceVersion, current.intent);
+  return records.save({ ...engine, storageBytes: newBytes }, current.resourceVersion, current.intent);
 }
 
-type DaiEngineStore = EngineStore<DAIEngine, DAIEngineProfile, DAIEngineVersion>;
+type DaiEngineParts = EngineParts<DAIEngine, DAIEngineProfile, DAIEngineVersion>;
 
 /** An upgrade moves a paused engine to a newer version of the same workspace or global. */
 async function upgradeVersion(
-  store: DaiEngineStore,
+  { permissions, records, catalogue }: DaiEngineParts,
   request: { daiEngine: string; newDaiEngineVersion: string },
   context: CallContext,
 ): Promise<DAIEngine> {
   const name = request.daiEngine;
-  const workspace = store.workspaceOf(name, 'dai_engine');
-  await store.authorize(context, 'UPGRADE_DAI_ENGINE_VERSION', workspace);
-  const current = await store.reach(name, context, 'act');
-  checkChangeable('upgrade', store.stateName(current.engine));
-  const { message: version } = await resolveReference(store.deps.store, MESSAGE_KINDS.DAIEngineVersion, {
-    name: request.newDaiEngineVersion,
-    field: 'new_dai_engine_version',
-    engineWorkspace: workspace,
-  });
+  const workspace = permissions.workspaceOf(name, 'dai_engine');
+  await permissions.authorize(context, 'UPGRADE_DAI_ENGINE_VERSION', workspace);
+  const current = await permissions.reach(name, context, 'act');
+  checkChangeable('upgrade', records.stateName(current.engine));
+  const version = await catalogue.version(request.newDaiEngineVersion, 'new_dai_engine_version', workspace);
   const from = idOf(current.engine.daiEngineVersion);
   const to = idOf(version.name);
   if (compareVersions(to, from) <= 0)
@@ -230,30 +226,30 @@ async function upgradeVersion(
       'new_dai_engine_version',
       `must be newer than the engine's version ${from}, got ${to}`,
     );
-  if (store.stateName(current.engine) !== 'STATE_PAUSED' && !current.intent['paused']) {
+  if (records.stateName(current.engine) !== 'STATE_PAUSED' && !current.intent['paused']) {
     throw new ApiError(
       Code.FAILED_PRECONDITION,
-      `Pause the engine before upgrading it (it is ${store.stateName(current.engine)})`,
+      `Pause the engine before upgrading it (it is ${records.stateName(current.engine)})`,
       {
         reason: 'INVALID_STATE',
       },
     );
   }
   const engine = { ...current.engine, daiEngineVersion: version.name, daiEngineVersionInfo: version };
-  return store.save(engine, current.resourceVersion, current.intent);
+  return records.save(engine, current.resourceVersion, current.intent);
 }
 
 async function migrateCreator(
-  store: DaiEngineStore,
+  { permissions, records }: DaiEngineParts,
   request: { daiEngine: string; newCreator: string },
   context: CallContext,
 ): Promise<DAIEngine> {
   const name = request.daiEngine;
-  const workspace = store.workspaceOf(name, 'dai_engine');
-  await store.authorize(context, 'MIGRATE_CREATOR', workspace);
+  const workspace = permissions.workspaceOf(name, 'dai_engine');
+  await permissions.authorize(context, 'MIGRATE_CREATOR', workspace);
   // Handing an engine to someone else acts for two users: administrators only, whatever the
   // policy grants, and decided before anything is looked up.
-  if (!(await store.administers(context, workspace)))
+  if (!(await permissions.administers(context, workspace)))
     throw new ApiError(
       Code.PERMISSION_DENIED,
       `Only administrators of "workspaces/${workspace}" may hand engines to other users`,
@@ -262,9 +258,9 @@ async function migrateCreator(
   const { newCreator } = request;
   if (!/^users\/[^/]+$/.test(newCreator))
     throw invalidArgument('new_creator', `"${newCreator}" is not a user name such as "users/123"`);
-  const current = await store.get(name);
+  const current = await records.get(name);
   const engine = { ...current.engine, creator: newCreator, creatorDisplayName: '' };
-  return store.save(engine, current.resourceVersion, current.intent);
+  return records.save(engine, current.resourceVersion, current.intent);
 }
 
 /**
@@ -273,13 +269,13 @@ async function migrateCreator(
  * its download is empty. `field` is how errors name the request's engine field.
  */
 async function downloadLogs<E extends EngineMessage, P extends EngineProfile, V extends EngineVersion>(
-  store: EngineStore<E, P, V>,
+  { permissions }: EngineParts<E, P, V>,
   source: PodLogSource,
   request: { name: string; field: string },
   context: CallContext,
 ): Promise<HttpBody> {
-  await store.authorize(context, 'DOWNLOAD_LOGS', store.workspaceOf(request.name, request.field));
-  const { engine } = await store.reach(request.name, context, 'act');
+  await permissions.authorize(context, 'DOWNLOAD_LOGS', permissions.workspaceOf(request.name, request.field));
+  const { engine } = await permissions.reach(request.name, context, 'act');
   const text = await engineLogs(source, engine.uid);
   return { contentType: 'text/plain', data: new TextEncoder().encode(text), extensions: [] };
 }
@@ -289,10 +285,9 @@ function podLogSource(deps: EngineServiceDeps): PodLogSource {
 }
 
 /** DAI engines as reads show them: whether a newer version is available, from the versions as they are now. */
-async function withUpgradesShown(store: DaiEngineStore, engines: DAIEngine[]): Promise<DAIEngine[]> {
+async function withUpgradesShown(parts: DaiEngineParts, engines: DAIEngine[]): Promise<DAIEngine[]> {
   if (engines.length === 0) return engines;
-  const kind = MESSAGE_KINDS.DAIEngineVersion;
-  const versions = (await store.deps.store.list(kind, '-')).map((v) => messageOf(kind, v).message);
+  const versions = await parts.catalogue.versions();
   // Engines as read may be shared (the cache's): answer copies.
   return engines.map((engine) => ({
     ...engine,
@@ -302,12 +297,12 @@ async function withUpgradesShown(store: DaiEngineStore, engines: DAIEngine[]): P
 
 /** DAIEngineService. */
 export function daiEngineService(deps: EngineServiceDeps): Handlers {
-  const store = new EngineStore(deps, DAI_ENGINE_RULES);
+  const parts = engineParts(deps, DAI_ENGINE_RULES);
   const logs = podLogSource(deps);
   return serviceHandlers(DAIEngineServiceService, {
     createDaiEngine: async (request, context) => ({
       daiEngine: await createEngine(
-        store,
+        parts,
         {
           parent: request.parent,
           id: request.daiEngineId,
@@ -318,16 +313,16 @@ export function daiEngineService(deps: EngineServiceDeps): Handlers {
       ),
     }),
     getDaiEngine: async (request, context) => {
-      const [engine] = await withUpgradesShown(store, [await getEngine(store, request.name, context)]);
+      const [engine] = await withUpgradesShown(parts, [await getEngine(parts, request.name, context)]);
       return { daiEngine: engine };
     },
     listDaiEngines: async (request, context) => {
-      const { items, nextPageToken, totalSize } = await listEngines(store, request, context);
-      return { daiEngines: await withUpgradesShown(store, items), nextPageToken, totalSize };
+      const { items, nextPageToken, totalSize } = await listEngines(parts, request, context);
+      return { daiEngines: await withUpgradesShown(parts, items), nextPageToken, totalSize };
     },
     updateDaiEngine: async (request, context) => ({
       daiEngine: await updateEngine(
-        store,
+        parts,
         {
           engine: request.daiEngine,
           updateMask: request.updateMask,
@@ -338,30 +333,30 @@ export function daiEngineService(deps: EngineServiceDeps): Handlers {
       ),
     }),
     deleteDaiEngine: async (request, context) => {
-      const deleting = await deleteEngine(store, request, context);
+      const deleting = await deleteEngine(parts, request, context);
       return deleting === undefined ? {} : { daiEngine: deleting };
     },
     pauseDaiEngine: async (request, context) => ({
-      daiEngine: await changeLifecycle(store, 'PAUSE', request, context),
+      daiEngine: await changeLifecycle(parts, 'PAUSE', request, context),
     }),
     resumeDaiEngine: async (request, context) => ({
-      daiEngine: await changeLifecycle(store, 'RESUME', request, context),
+      daiEngine: await changeLifecycle(parts, 'RESUME', request, context),
     }),
     resizeStorage: async (request, context) => ({
       daiEngine: await resizeStorage(
-        store,
+        parts,
         { name: request.daiEngine, newStorageBytes: request.newStorageBytes, field: 'daiEngine' },
         context,
       ),
     }),
     upgradeDaiEngineVersion: async (request, context) => ({
-      daiEngine: await upgradeVersion(store, request, context),
+      daiEngine: await upgradeVersion(parts, request, context),
     }),
     migrateCreator: async (request, context) => ({
-      daiEngine: await migrateCreator(store, request, context),
+      daiEngine: await migrateCreator(parts, request, context),
     }),
     downloadLogs: async (request, context) => ({
-      logs: await downloadLogs(store, logs, { name: request.daiEngine, field: 'daiEngine' }, context),
+      logs: await downloadLogs(parts, logs, { name: request.daiEngine, field: 'daiEngine' }, context),
     }),
   });
 }
@@ -374,12 +369,12 @@ function positive(field: string, value: string): bigint {
 
 /** H2OEngineService, with the size recommendations. */
 export function h2oEngineService(deps: EngineServiceDeps): Handlers {
-  const store = new EngineStore(deps, H2O_ENGINE_RULES);
+  const parts = engineParts(deps, H2O_ENGINE_RULES);
   const logs = podLogSource(deps);
   return serviceHandlers(H2OEngineServiceService, {
     createH2OEngine: async (request, context) => ({
       h2oEngine: await createEngine(
-        store,
+        parts,
         {
           parent: request.parent,
           id: request.h2oEngineId,
@@ -389,14 +384,14 @@ export function h2oEngineService(deps: EngineServiceDeps): Handlers {
         context,
       ),
     }),
-    getH2OEngine: async (request, context) => ({ h2oEngine: await getEngine(store, request.name, context) }),
+    getH2OEngine: async (request, context) => ({ h2oEngine: await getEngine(parts, request.name, context) }),
     listH2OEngines: async (request, context) => {
-      const { items, nextPageToken, totalSize } = await listEngines(store, request, context);
+      const { items, nextPageToken, totalSize } = await listEngines(parts, request, context);
       return { h2oEngines: items, nextPageToken, totalSize };
     },
     updateH2OEngine: async (request, context) => ({
       h2oEngine: await updateEngine(
-        store,
+        parts,
         {
           engine: request.h2oEngine,
           updateMask: request.updateMask,
@@ -407,19 +402,19 @@ export function h2oEngineService(deps: EngineServiceDeps): Handlers {
       ),
     }),
     deleteH2OEngine: async (request, context) => {
-      const deleting = await deleteEngine(store, request, context);
+      const deleting = await deleteEngine(parts, request, context);
       return deleting === undefined ? {} : { h2oEngine: deleting };
     },
     terminateH2OEngine: async (request, context) => ({
       h2oEngine: await changeLifecycle(
-        store,
+        parts,
         'TERMINATE',
         { name: request.name, validateOnly: false },
         context,
       ),
     }),
     downloadLogs: async (request, context) => ({
-      logs: await downloadLogs(store, logs, { name: request.h2oEngine, field: 'h2oEngine' }, context),
+      logs: await downloadLogs(parts, logs, { name: request.h2oEngine, field: 'h2oEngine' }, context),
     }),
     calculateH2OEngineSizeCompressedDataset: (request) => {
       const rows = positive('rows_count', request.rowsCount);
@@ -437,12 +432,12 @@ export function h2oEngineService(deps: EngineServiceDeps): Handlers {
 
 /** NotebookEngineService, with access to a notebook's address. */
 export function notebookEngineService(deps: EngineServiceDeps): Handlers {
-  const store = new EngineStore(deps, NOTEBOOK_ENGINE_RULES);
+  const parts = engineParts(deps, NOTEBOOK_ENGINE_RULES);
   const base = (deps.publicUrl ?? 'http://127.0.0.1:8080').replace(/\/$/, '');
   return serviceHandlers(NotebookEngineServiceService, {
     createNotebookEngine: async (request, context) => ({
       notebookEngine: await createEngine(
-        store,
+        parts,
         {
           parent: request.parent,
           id: request.notebookEngineId,
@@ -453,11 +448,11 @@ export function notebookEngineService(deps: EngineServiceDeps): Handlers {
       ),
     }),
     getNotebookEngine: async (request, context) => ({
-      notebookEngine: await getEngine(store, request.name, context),
+      notebookEngine: await getEngine(parts, request.name, context),
     }),
     listNotebookEngines: async (request, context) => {
       const { items, nextPageToken } = await listEngines(
-        store,
+        parts,
         { ...request, filter: '', orderBy: '' },
         context,
       );
@@ -465,7 +460,7 @@ export function notebookEngineService(deps: EngineServiceDeps): Handlers {
     },
     updateNotebookEngine: async (request, context) => ({
       notebookEngine: await updateEngine(
-        store,
+        parts,
         {
           engine: request.notebookEngine,
           updateMask: request.updateMask,
@@ -477,7 +472,7 @@ export function notebookEngineService(deps: EngineServiceDeps): Handlers {
     }),
     deleteNotebookEngine: async (request, context) => {
       const deleting = await deleteEngine(
-        store,
+        parts,
         { name: request.name, allowMissing: false, validateOnly: false },
         context,
       );
@@ -485,7 +480,7 @@ export function notebookEngineService(deps: EngineServiceDeps): Handlers {
     },
     pauseNotebookEngine: async (request, context) => ({
       notebookEngine: await changeLifecycle(
-        store,
+        parts,
         'PAUSE',
         { name: request.name, validateOnly: false },
         context,
@@ -493,22 +488,23 @@ export function notebookEngineService(deps: EngineServiceDeps): Handlers {
     }),
     resumeNotebookEngine: async (request, context) => ({
       notebookEngine: await changeLifecycle(
-        store,
+        parts,
         'RESUME',
         { name: request.name, validateOnly: false },
         context,
       ),
     }),
     resizeNotebookEngineStorage: async (request, context) => ({
-      notebookEngine: await resizeStorage(store, { ...request, field: 'name' }, context),
+      notebookEngine: await resizeStorage(parts, { ...request, field: 'name' }, context),
     }),
     accessNotebookEngine: async (request, context) => {
       const name = request.notebookEngine;
-      await store.authorize(context, 'ACCESS', store.workspaceOf(name, 'notebook_engine'));
-      await store.reach(name, context, 'see');
+      const { permissions } = parts;
+      await permissions.authorize(context, 'ACCESS', permissions.workspaceOf(name, 'notebook_engine'));
+      await permissions.reach(name, context, 'see');
       // Opening a notebook is user activity: it restarts the engine's idle time.
-      await store.deps.store.annotate(store.rules.kind, name, {
-        [LAST_ACTIVITY_ANNOTATION]: store.now().toISOString(),
+      await parts.records.annotate(name, {
+        [LAST_ACTIVITY_ANNOTATION]: parts.now().toISOString(),
       });
       return { uri: `${base}/${name}/` };
     },

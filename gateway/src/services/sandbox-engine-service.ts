@@ -38,13 +38,8 @@ import type { ReachSandbox, ResolveSandbox, SandboxTarget } from '../sandbox/tar
 import { objectName } from '../store/names.ts';
 import { MESSAGE_KINDS, messageOf, type StoredMessage } from './message-kinds.ts';
 import { resolveReference } from './references.ts';
-import {
-  parentWorkspace,
-  wireNames,
-  workspaceOf,
-  type ClusterServiceDeps,
-  type ServiceDeps,
-} from './resource-service.ts';
+import { engineWorkspace } from './engine-permissions.ts';
+import { parentWorkspace, wireNames, type ClusterServiceDeps, type ServiceDeps } from './resource-service.ts';
 import { idOf } from '../../../shared/resource-name.ts';
 
 const KIND = MESSAGE_KINDS.SandboxEngine;
@@ -76,7 +71,7 @@ function stored(found: StoredMessage<SandboxEngine>): StoredSandbox {
 
 /** The sandbox engines as one caller may reach them. */
 export class SandboxEngines {
-  readonly deps: ClusterServiceDeps;
+  private readonly deps: ClusterServiceDeps;
 
   constructor(deps: ClusterServiceDeps) {
     this.deps = deps;
@@ -84,10 +79,7 @@ export class SandboxEngines {
 
   /** The workspace of a well-formed engine name; INVALID_ARGUMENT naming `field` otherwise. */
   workspaceOf(name: string, field = 'name'): string {
-    const workspace = workspaceOf(KIND, name, field);
-    const problem = resourceIdProblem(idOf(name));
-    if (problem !== undefined) throw invalidArgument(field, `the engine id ${problem}`);
-    return workspace;
+    return engineWorkspace(KIND, name, field);
   }
 
   authorize(context: CallContext, action: string, workspace: string): Promise<void> {
@@ -156,6 +148,33 @@ export class SandboxEngines {
       .map((s) => messageOf(KIND, s).message)
       .filter((e) => engineAccess(e, context.caller, administrator) === 'all');
   }
+
+  /** The image and template an engine in `workspace` is created from (see {@link catalogue}). */
+  madeFrom(
+    engine: SandboxEngine,
+    workspace: string,
+  ): Promise<{ image: SandboxEngineImage; template: SandboxEngineTemplate }> {
+    return catalogue(this.deps, engine, workspace);
+  }
+
+  /** Stores a new engine with the wish to run it. */
+  async create(engine: SandboxEngine): Promise<SandboxEngine> {
+    const saved = await this.deps.store.create(KIND, engine, { intent: { terminated: false } });
+    return messageOf(KIND, saved).message;
+  }
+
+  /** Stores the wish to stop an engine for good, with the stopping state the call itself decides. */
+  async terminate(engine: SandboxEngine, resourceVersion: string): Promise<SandboxEngine> {
+    const saved = await this.deps.store.update(KIND, engine, resourceVersion, {
+      intent: { terminated: true },
+      statusFields: ['state', 'pendingReason', 'pendingMessage'],
+    });
+    return messageOf(KIND, saved).message;
+  }
+
+  delete(name: string, resourceVersion: string): Promise<void> {
+    return this.deps.store.delete(KIND, name, resourceVersion);
+  }
 }
 
 function engineViolations(engine: SandboxEngine): FieldViolation[] {
@@ -208,7 +227,7 @@ async function createSandboxEngine(
   if (input === undefined) throw invalidArgument(FIELD, 'is required');
   const violations = engineViolations(input);
   if (violations.length > 0) throw invalidFields(violations);
-  const { image, template } = await catalogue(engines.deps, input, workspace);
+  const { image, template } = await engines.madeFrom(input, workspace);
   const templateInfo: SandboxEngineTemplateInfo = { ...template, storageClassName: '' };
   const engine: SandboxEngine = {
     name: `workspaces/${workspace}/${KIND.collection}/${id}`,
@@ -228,8 +247,7 @@ async function createSandboxEngine(
     currentIdleDuration: undefined,
     createTime: undefined,
   };
-  const saved = await engines.deps.store.create(KIND, engine, { intent: { terminated: false } });
-  return messageOf(KIND, saved).message;
+  return engines.create(engine);
 }
 
 /** The fields lists order by: newest first, then by name. */
@@ -268,11 +286,7 @@ async function terminateSandboxEngine(
     pendingReason: SandboxEngine_PendingReason.PENDING_REASON_DELETING_RESOURCES,
     pendingMessage: 'The engine pod is being stopped',
   };
-  const saved = await engines.deps.store.update(KIND, engine, current.resourceVersion, {
-    intent: { terminated: true },
-    statusFields: ['state', 'pendingReason', 'pendingMessage'],
-  });
-  return messageOf(KIND, saved).message;
+  return engines.terminate(engine, current.resourceVersion);
 }
 
 async function deleteSandboxEngine(
@@ -282,7 +296,7 @@ async function deleteSandboxEngine(
 ): Promise<void> {
   await engines.authorize(context, 'DELETE', engines.workspaceOf(name));
   const current = await engines.reach(name, context);
-  await engines.deps.store.delete(KIND, name, current.resourceVersion);
+  await engines.delete(name, current.resourceVersion);
 }
 
 /** The RPCs of SandboxEngineService. */
