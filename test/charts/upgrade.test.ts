@@ -142,8 +142,31 @@ beforeAll(async () => {
   rest = adminRest(base, identity());
 }, 240_000);
 
+/** Whether the gateway answered that it is still catching up with the cluster (503, retry shortly). */
+function catchingUp(response: RestResponse): boolean {
+  const details = response.json['details'];
+  return (
+    response.status === 503 &&
+    Array.isArray(details) &&
+    details.some((d: { reason?: string }) => d.reason === 'CACHE_NOT_SYNCED')
+  );
+}
+
+/**
+ * A call as a client makes it: while the gateway answers that it is catching up with the cluster
+ * (a watch listing again on a loaded machine, right after an install), the call is made again
+ * shortly, as that answer asks; any other answer counts.
+ */
 const call = (method: string, path: string, body?: unknown): Promise<Record<string, unknown>> =>
-  ok(rest(method, path, body));
+  ok(
+    waitFor(
+      async () => {
+        const response = await rest(method, path, body);
+        return catchingUp(response) ? undefined : response;
+      },
+      { what: `${method} ${path} once the gateway has caught up`, timeoutMs: 60_000, intervalMs: 250 },
+    ),
+  );
 
 const state = (id: string, wanted: string): Promise<string> =>
   kubectl(['wait', '-n', NAMESPACE, '--timeout=60s', `daiengines.engine.h2o.ai/team.${id}`, `--for=jsonpath={.status.state}=${wanted}`]);
