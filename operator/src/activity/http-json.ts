@@ -30,6 +30,15 @@ export const PROBE_LIMITS: JsonGetLimits = {
 /** Why a probe's GET gave no answer to read. */
 export class ProbeFailure extends Error {
   override name = 'ProbeFailure';
+  /**
+   * The HTTP status when the engine answered but refused (not 2xx): something serves the pod,
+   * and it says no — unlike an address no one serves.
+   */
+  readonly status: number | undefined;
+  constructor(reason: string, status?: number) {
+    super(reason);
+    this.status = status;
+  }
 }
 
 /** The parsed JSON body of a 2xx answer to `GET url`; a {@link ProbeFailure} otherwise. */
@@ -46,9 +55,9 @@ export function getJson(url: string, limits: JsonGetLimits = PROBE_LIMITS): Prom
       timers.forEach(clearTimeout);
       outcome();
     };
-    const fail = (reason: string): void => {
+    const fail = (reason: string, status?: number): void => {
       settle(() => {
-        reject(new ProbeFailure(reason));
+        reject(new ProbeFailure(reason, status));
       });
       req.destroy();
     };
@@ -72,7 +81,7 @@ export function getJson(url: string, limits: JsonGetLimits = PROBE_LIMITS): Prom
     req.on('response', (res) => {
       const status = res.statusCode ?? 0;
       if (status < 200 || status > 299) {
-        fail(`answered HTTP ${status}`);
+        fail(`answered HTTP ${status}`, status);
         return;
       }
       const chunks: Buffer[] = [];

@@ -7,7 +7,14 @@ import { pino } from 'pino';
 import { h2oEngineKind } from '../kinds/h2o-engine.ts';
 import type { EngineKind, EngineResource } from '../kinds/kind.ts';
 import { notebookEngineKind } from '../kinds/notebook-engine.ts';
-import { httpActivityProber, podAddress, servingAddress, type ProbeRequest } from './prober.ts';
+import {
+  httpActivityProber,
+  httpEngineAsker,
+  podAddress,
+  servingAddress,
+  type EngineQuestion,
+  type ProbeRequest,
+} from './prober.ts';
 
 const fixture = (name: string): string =>
   readFileSync(new URL(`./__fixtures__/${name}.json`, import.meta.url), 'utf8');
@@ -145,5 +152,31 @@ describe('httpActivityProber()', () => {
       expect.objectContaining({ engine: 'w.e1', kind: 'NotebookEngine', reason: 'answered HTTP 404' }),
       expect.objectContaining({ engine: 'w.e1', kind: 'H2OEngine', reason: 'the jobs is not a list' }),
     ]);
+  });
+});
+
+describe('httpEngineAsker()', () => {
+  const asker = httpEngineAsker({ log: pino({ level: 'silent' }), address: (p) => podAddress(p, port) });
+  const question = (pods: V1Pod[]): EngineQuestion => ({
+    kind: h2oEngineKind,
+    engine: engine(),
+    pods,
+    settings: SETTINGS,
+    paths: ['/3/Cloud'],
+  });
+
+  test('tells a refusal (the engine answers with an error status) from no answer at all', async () => {
+    answers = { '/engines/workspaces/w/h2oEngines/e1/3/Cloud': '{"cloud_size": 2, "consensus": true}' };
+    expect(await asker(question([pod('127.0.0.1', true)]))).toEqual({
+      answers: [{ cloud_size: 2, consensus: true }],
+    });
+    answers = {};
+    expect(await asker(question([pod('127.0.0.1', true)]))).toEqual({
+      failure: 'answered HTTP 404',
+      refusedWith: 404,
+    });
+    const unserved = await asker(question([pod('127.0.0.9', true)]));
+    expect('refusedWith' in unserved).toBe(false);
+    expect('failure' in unserved && unserved.failure).toMatch(/ECONNREFUSED/);
   });
 });

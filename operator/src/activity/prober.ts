@@ -10,7 +10,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { enginePath, type EngineKind, type EngineResource, type Settings } from '../kinds/kind.ts';
 import type { ActivityProbe } from './activity-probe.ts';
-import { getJson, PROBE_LIMITS, type JsonGetLimits } from './http-json.ts';
+import { getJson, PROBE_LIMITS, ProbeFailure, type JsonGetLimits } from './http-json.ts';
 
 /** What a probe is asked about: one engine, its kind's probe, and its pods as last seen. */
 export interface ProbeRequest {
@@ -78,8 +78,11 @@ export interface EngineQuestion {
   paths: readonly string[];
 }
 
-/** The parsed answers, in the order of the paths, or why there are none. */
-export type EngineAnswers = { answers: readonly unknown[] } | { failure: string };
+/**
+ * The parsed answers, in the order of the paths, or why there are none; `refusedWith` is the
+ * HTTP status when the engine answered but refused.
+ */
+export type EngineAnswers = { answers: readonly unknown[] } | { failure: string; refusedWith?: number };
 
 /** GETs paths of an engine's serving pod. Never throws: a failure is an outcome. */
 export type EngineAsker = (question: EngineQuestion) => Promise<EngineAnswers>;
@@ -95,6 +98,8 @@ async function askServingPod(question: EngineQuestion, options: HttpProberOption
       answers: await Promise.all(paths.map((path) => getJson(urlOf(target, `${base}${path}`), limits))),
     };
   } catch (error: unknown) {
+    if (error instanceof ProbeFailure && error.status !== undefined)
+      return { failure: error.message, refusedWith: error.status };
     return { failure: error instanceof Error ? error.message : String(error) };
   }
 }
@@ -107,7 +112,7 @@ export function httpEngineAsker(options: HttpProberOptions): EngineAsker {
 async function ask(request: ProbeRequest, options: HttpProberOptions): Promise<ProbeOutcome> {
   const { probe, now } = request;
   const outcome = await askServingPod({ ...request, paths: probe.paths }, options);
-  if ('failure' in outcome) return outcome;
+  if ('failure' in outcome) return { failure: outcome.failure };
   try {
     return { found: probe.latestActivity(outcome.answers, now) };
   } catch (error: unknown) {

@@ -618,6 +618,27 @@ describe('an H2O engine on the in-memory cluster', () => {
     expect(asked).toEqual([]);
   });
 
+  test('stays CONNECTING while the pod counted ready refuses the cloud check: a node that is not the leader', async () => {
+    // Kubelet's readiness trails H2O by a probe period: just after the nodes merge, the node
+    // that led its cloud of one can still be the ready pod while the new leader is not yet. That
+    // node refuses H2O's API (403) — the Service would send users to it.
+    let cloud: EngineAnswers = { failure: 'answered HTTP 403', refusedWith: 403 };
+    const scene = new Scene(h2oEngineKind, { askEngine: () => Promise.resolve(cloud) }).create(H2O_SPEC);
+    await scene.settle();
+    scene.cluster.startPods(scene.workload, POD_NOT_READY);
+    scene.cluster.setPodStatus(`${scene.workload}-1`, POD_READY);
+    await scene.settle();
+    expect(scene.state).toBe('STATE_CONNECTING');
+    expect(scene.condition('Ready')).toMatchObject({ status: 'False', reason: 'NotServingYet' });
+
+    // Kubelet catches up: the leader is the ready pod, and it answers for the formed cloud.
+    scene.cluster.setPodStatus(`${scene.workload}-1`, POD_NOT_READY);
+    scene.cluster.setPodStatus(`${scene.workload}-0`, POD_READY);
+    cloud = { answers: [{ cloud_size: 2, consensus: true, locked: true }] };
+    await scene.settle();
+    expect(scene.state).toBe('STATE_RUNNING');
+  });
+
   test('is judged by its pods alone when its leader does not answer the cloud check, or not as H2O does', async () => {
     for (const answer of [
       { failure: 'connect ECONNREFUSED' },

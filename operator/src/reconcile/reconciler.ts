@@ -305,8 +305,11 @@ export class EngineReconciler<K extends EngineKindName = EngineKindName> {
   /**
    * The input, once an engine whose pods say it is ready to be RUNNING for the first time in this
    * run has been asked whether it serves as a whole (its kind's serving check): an answer that
-   * says not yet keeps it CONNECTING and asks again shortly. An engine that does not answer, or
-   * not as it should, is judged by its pods' readiness alone, as without the check.
+   * says not yet keeps it CONNECTING and asks again shortly, and so does a refusal (an HTTP error
+   * status: the ready pod runs the engine, which says no — an H2O node that is not the cloud's
+   * leader refuses, and kubelet may still count it ready for a probe period after the nodes
+   * merged). An engine that does not answer at all (a simulated pod's address), or answers what
+   * it should not, is judged by its pods' readiness alone, as without the check.
    */
   private async servingChecked(input: StatusInput<K>): Promise<StatusInput<K>> {
     const { kind, askEngine } = this.deps;
@@ -316,7 +319,8 @@ export class EngineReconciler<K extends EngineKindName = EngineKindName> {
     if (planStatus(input).status['state'] !== 'STATE_RUNNING') return input;
     const { engine, pods, settings } = input;
     const outcome = await askEngine({ kind, engine, pods, settings, paths: [check.path] });
-    if ('failure' in outcome) return input;
+    if ('failure' in outcome)
+      return outcome.refusedWith === undefined ? input : { ...input, notServingYet: true };
     try {
       return check.serves(outcome.answers[0], engine) ? input : { ...input, notServingYet: true };
     } catch (error: unknown) {
