@@ -102,9 +102,10 @@ schemathesis: ## Install the pinned schemathesis into a venv in the cache
 	fi
 
 .PHONY: binaries
-binaries: ## Build the control plane's and the real node's binaries (cold: ~13 min once per machine)
+binaries: ## Build the control plane's, the real node's and Kueue's binaries (cold: ~16 min once per machine)
 	@bash test/cluster/build-binaries.sh >/dev/null
 	@bash test/cluster/build-binaries.sh real-node >/dev/null
+	@bash test/cluster/build-binaries.sh kueue >/dev/null
 
 ##@ Generate
 

@@ -71,3 +71,13 @@ export async function ensureNodeBinaries(): Promise<NodeBinaries> {
 function buildBinaries(targets: readonly string[]): Promise<(key: string) => string> {
   return runBuildScript(BUILD_SCRIPT, targets);
 }
+
+/**
+ * Builds Kueue's manager if missing (cold: about 3 minutes once per machine) and returns its
+ * folder: the `kueue` binary, its CRDs under config/crds and its webhook manifests in
+ * config/webhooks.yaml.
+ */
+export async function ensureKueueBinary(): Promise<string> {
+  const get = await buildBinaries(['kueue']);
+  return get('KUEUE_BIN');
+}

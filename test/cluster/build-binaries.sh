@@ -24,6 +24,9 @@ COREDNS_VERSION=${COREDNS_VERSION:-1.14.7}
 PAUSE_VERSION=${PAUSE_VERSION:-3.10.2}
 LOCAL_PATH_VERSION=${LOCAL_PATH_VERSION:-0.0.30}
 NETWORK_POLICIES_VERSION=${NETWORK_POLICIES_VERSION:-0.8.0}
+# Kueue (kueue.ts): quotas, priorities and fair sharing of GPUs; its CRDs and webhook
+# configurations come from the same module. Built only when asked for (`kueue`).
+KUEUE_VERSION=${KUEUE_VERSION:-0.17.0}
 CACHE=${AIEM_CACHE:-$HOME/.cache/ai-engine-manager}
 
 export GOTOOLCHAIN=local CGO_ENABLED=0
@@ -291,6 +294,45 @@ build_local_path() {
   )
 }
 
+# Kueue's manager, from its module's own source tree (its CRDs and webhook manifests are read
+# from there too). Two paths are changed at build time: when it does not manage certificates
+# itself it reads its metrics server's and its visibility API's certificates from fixed paths
+# under / (/etc/kueue/metrics/certs, /visibility), which a manager out of cluster should not
+# need. Both point at a self-signed loopback certificate made here, once per machine: the
+# metrics server is off, and the apiserver reaches the visibility API without verifying it, as
+# Kueue's own APIService says.
+build_kueue() {
+  local out=$CACHE/bin/kueue-$KUEUE_VERSION src=$CACHE/src/kueue-$KUEUE_VERSION
+  [ -x "$out/kueue" ] && [ -d "$out/config" ] && [ -f "$out/certs/tls.crt" ] && return
+  log "building Kueue v$KUEUE_VERSION (cold: about 3 minutes)"
+  BUILT=1
+  rm -rf "$src" "$out" && mkdir -p "$(dirname "$src")" "$out/certs" "$out/config"
+  local mod
+  mod=$(go mod download -json "sigs.k8s.io/kueue@v$KUEUE_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
+  cp -r "$mod" "$src" && chmod -R u+w "$src"
+  patch_literal "$src/cmd/kueue/main.go" 'metricsCertPath := "/etc/kueue/metrics/certs"' \
+    "metricsCertPath := \"$out/certs\""
+  patch_literal "$src/pkg/visibility/server.go" 'certDir = "/visibility"' "certDir = \"$out/certs\""
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 3650 \
+    -subj /CN=kueue -addext subjectAltName=IP:127.0.0.1,DNS:localhost \
+    -keyout "$out/certs/tls.key" -out "$out/certs/tls.crt" 2>/dev/null
+  (
+    cd "$src"
+    go build -mod=mod "${GO_BUILD_FLAGS[@]}" -ldflags="-s -w" -o "$out/kueue.tmp" ./cmd/kueue
+  )
+  cp -r "$src/config/components/crd/bases" "$out/config/crds"
+  cp "$src/config/components/webhook/manifests.yaml" "$out/config/webhooks.yaml"
+  mv "$out/kueue.tmp" "$out/kueue"
+}
+
+# patch_literal FILE OLD NEW: replaces the line text OLD in FILE, failing when it is not there
+# (a new release that moved it must be looked at, not built blindly).
+patch_literal() {
+  local file=$1 old=$2 new=$3
+  grep -qF "$old" "$file" || { log "$file no longer has: $old"; return 1; }
+  OLD=$old NEW=$new perl -0pi -e 's/\Q$ENV{OLD}\E/$ENV{NEW}/' "$file"
+}
+
 # The real node's NetworkPolicy agent: kube-network-policies' controller decides each new pod
 # connection that netfilter queues to it. Its own main reads only in-cluster configuration, and
 # the node runs outside the cluster, so this main takes a kubeconfig instead.
@@ -432,6 +474,7 @@ for t in "${targets[@]}"; do
       timed local-path-provisioner build_local_path
       timed kube-network-policies build_network_policies
       ;;
+    kueue) timed kueue build_kueue ;;
     *) log "unknown target $t"; exit 2 ;;
   esac
 done
@@ -452,4 +495,5 @@ PAUSE_BIN=$CACHE/bin/pause-$PAUSE_VERSION
 PAUSE_VERSION=$PAUSE_VERSION
 LOCAL_PATH_BIN=$CACHE/bin/local-path-provisioner-$LOCAL_PATH_VERSION
 NETWORK_POLICIES_BIN=$CACHE/bin/kube-network-policies-$NETWORK_POLICIES_VERSION
+KUEUE_BIN=$CACHE/bin/kueue-$KUEUE_VERSION
 OUT

@@ -15,13 +15,14 @@ import {
 } from '@kubernetes/client-node';
 import { pooled } from '../../shared/kube-transport.ts';
 import { dump, load } from 'js-yaml';
-import { ensureBinaries, type Binaries } from './binaries.ts';
+import { ensureBinaries, ensureKueueBinary, type Binaries } from './binaries.ts';
 import { DEFAULT_NODE_POOLS, simulatedNodes, type NodePoolOptions, KWOK_NODE_ANNOTATION } from './nodes.ts';
 import { adminKubeconfig, createPki, type Pki } from './pki.ts';
 import { criLog, DEFAULT_LOG_LINES, defaultClusterLogs, simulatePodLogs, type PodRef } from './pod-logs.ts';
 import { freePort } from './ports.ts';
 import { startProcess, startSupervised, type ManagedProcess } from './process.ts';
 import { aggregationFlags, startMetricsServer } from './metrics-server.ts';
+import { startKueue } from './kueue.ts';
 import { SandboxSimulator } from './sandbox-simulator.ts';
 import { startRealNode, type RealNode } from './real-node.ts';
 import { StorageSimulator } from './storage-simulator.ts';
@@ -44,6 +45,12 @@ export interface ClusterOptions {
    * 20 s more per start once its binaries and images are built.
    */
   realNode?: boolean;
+  /**
+   * Also run Kueue (kueue.ts), managing the pods and StatefulSets of `namespaces` that carry a
+   * queue label. Its manager is built once per machine (about 3 minutes) and adds about a second
+   * to the start.
+   */
+  kueue?: { namespaces: readonly string[] };
   /** Parent folder of the run folder (state and logs); default /dev/shm, a tmpfs. */
   baseDir?: string;
   /** Progress messages, e.g. `console.error`. */
@@ -181,6 +188,19 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     });
     await Promise.all([storage.start(), sandboxes.start()]);
     const metricsServer = whenAsked(options.metrics, () => startMetricsServer({ ...common, kubeConfig }));
+    const kueue = options.kueue;
+    const queues =
+      kueue === undefined
+        ? undefined
+        : ensureKueueBinary().then((folder) =>
+            startKueue({
+              ...common,
+              kueue: folder,
+              kubectlFolder: binaries.kubernetes,
+              kubeConfig,
+              namespaces: kueue.namespaces,
+            }),
+          );
     const real = whenAsked(options.realNode, () =>
       startRealNode({ runDir, kubeconfigPath, kubeConfig, server, pki, log }).then((node) => {
         realNode = node;
@@ -189,6 +209,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     await Promise.all([
       metricsServer,
       real,
+      queues,
       waitForHealthz(controllerManager, logs),
       waitForHealthz(scheduler, logs),
       waitForNodesReady(core, kwok, logs),
