@@ -15,14 +15,14 @@ import {
 } from '@kubernetes/client-node';
 import { pooled } from '../../shared/kube-transport.ts';
 import { dump, load } from 'js-yaml';
-import { ensureBinaries, ensureKueueBinary, type Binaries } from './binaries.ts';
+import { ensureBinaries, type Binaries } from './binaries.ts';
 import { DEFAULT_NODE_POOLS, simulatedNodes, type NodePoolOptions, KWOK_NODE_ANNOTATION } from './nodes.ts';
 import { adminKubeconfig, createPki, type Pki } from './pki.ts';
 import { criLog, DEFAULT_LOG_LINES, defaultClusterLogs, simulatePodLogs, type PodRef } from './pod-logs.ts';
 import { freePort } from './ports.ts';
 import { startProcess, startSupervised, type ManagedProcess } from './process.ts';
 import { aggregationFlags, startMetricsServer } from './metrics-server.ts';
-import { startKueue } from './kueue.ts';
+import { prepareKueue } from './kueue.ts';
 import { SandboxSimulator } from './sandbox-simulator.ts';
 import { startRealNode, type RealNode } from './real-node.ts';
 import { StorageSimulator } from './storage-simulator.ts';
@@ -163,6 +163,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     log(`kube-apiserver ready at ${server} after ${Date.now() - started} ms`);
 
     const common = { binaries, runDir, processes, kubeconfigPath, pki };
+    const startQueues = await prepareKueue(options.kueue, { ...common, kubeConfig });
     const [controllerManager, scheduler, kwok] = await Promise.all([
       startControllerManager(common),
       startScheduler(common),
@@ -188,19 +189,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     });
     await Promise.all([storage.start(), sandboxes.start()]);
     const metricsServer = whenAsked(options.metrics, () => startMetricsServer({ ...common, kubeConfig }));
-    const kueue = options.kueue;
-    const queues =
-      kueue === undefined
-        ? undefined
-        : ensureKueueBinary().then((folder) =>
-            startKueue({
-              ...common,
-              kueue: folder,
-              kubectlFolder: binaries.kubernetes,
-              kubeConfig,
-              namespaces: kueue.namespaces,
-            }),
-          );
+    const queues = startQueues();
     const real = whenAsked(options.realNode, () =>
       startRealNode({ runDir, kubeconfigPath, kubeConfig, server, pki, log }).then((node) => {
         realNode = node;

@@ -20,6 +20,7 @@ import {
   type KubernetesObject,
 } from '@kubernetes/client-node';
 import { dump, loadAll } from 'js-yaml';
+import { ensureKueueBinary, type Binaries } from './binaries.ts';
 import { issueLoopbackCertificate } from './pki.ts';
 import { freePort } from './ports.ts';
 import { startProcess, type ManagedProcess } from './process.ts';
@@ -118,14 +119,12 @@ export function kueueConfiguration(options: {
 }
 
 /**
- * Installs Kueue's CRDs, starts its manager and registers its webhooks; resolves once the
+ * Starts Kueue's manager and registers its webhooks; resolves once the
  * manager is ready. The process is pushed to `processes` (stopped with the others).
  */
 export async function startKueue(context: {
   /** The folder of `ensureKueueBinary()`. */
   kueue: string;
-  /** The folder that holds kubectl. */
-  kubectlFolder: string;
   runDir: string;
   processes: ManagedProcess[];
   kubeconfigPath: string;
@@ -137,13 +136,7 @@ export async function startKueue(context: {
   const dir = join(runDir, 'kueue');
   const certDir = join(dir, 'certs');
   await mkdir(certDir, { recursive: true });
-  const [, ports, certificate, caBundle] = await Promise.all([
-    installCrds(
-      kubeConfig,
-      join(context.kubectlFolder, 'kubectl'),
-      context.kubeconfigPath,
-      join(kueue, 'config', 'crds'),
-    ),
+  const [ports, certificate, caBundle] = await Promise.all([
     Promise.all([freePort(), freePort(), freePort()]),
     issueLoopbackCertificate(runDir, 'kueue'),
     readFile(join(runDir, 'ca.crt')).then((ca) => ca.toString('base64')),
@@ -191,6 +184,27 @@ export async function startKueue(context: {
 
 const run = promisify(execFile);
 
+/**
+ * When Kueue is asked for: builds it if missing and installs its CRDs (see
+ * {@link installKueueCrds} for why this comes before the controller-manager). Returns what
+ * starts its manager once the cluster runs; nothing when it is not asked for.
+ */
+export async function prepareKueue(
+  asked: { namespaces: readonly string[] } | undefined,
+  context: {
+    binaries: Binaries;
+    runDir: string;
+    processes: ManagedProcess[];
+    kubeconfigPath: string;
+    kubeConfig: KubeConfig;
+  },
+): Promise<() => Promise<unknown>> {
+  if (asked === undefined) return () => Promise.resolve();
+  const kueue = await ensureKueueBinary();
+  await installKueueCrds({ ...context, kueue, kubectl: join(context.binaries.kubernetes, 'kubectl') });
+  return () => startKueue({ ...context, kueue, namespaces: asked.namespaces });
+}
+
 /** Where the apiserver reaches Kueue's visibility API: a Service naming loopback, and the APIService. */
 function visibilityRegistration(port: number): KubernetesObject[] {
   return [
@@ -225,16 +239,21 @@ function ignoreConflict(error: unknown): void {
 }
 
 /**
- * Creates Kueue's CRDs from `dir` and resolves once the apiserver serves every one. kubectl
- * sends them as written: the client library's typed models would drop the schema's
- * `x-kubernetes-*` extensions, without which the apiserver refuses them.
+ * Creates Kueue's CRDs (from the folder of `ensureKueueBinary()`) and resolves once the
+ * apiserver serves every one. kubectl sends them as written: the client library's typed models
+ * would drop the schema's `x-kubernetes-*` extensions, without which the apiserver refuses them.
+ * Before the controller-manager starts, as on a cluster where Kueue is installed: its garbage
+ * collector learns of new kinds only at its next discovery (every 30 s), and until then a
+ * Workload whose pods are gone would hold its quota.
  */
-async function installCrds(
-  kubeConfig: KubeConfig,
-  kubectl: string,
-  kubeconfigPath: string,
-  dir: string,
-): Promise<void> {
+export async function installKueueCrds(context: {
+  kueue: string;
+  kubectl: string;
+  kubeconfigPath: string;
+  kubeConfig: KubeConfig;
+}): Promise<void> {
+  const { kubectl, kubeconfigPath, kubeConfig } = context;
+  const dir = join(context.kueue, 'config', 'crds');
   const files = (await readdir(dir)).filter((file) => file.endsWith('.yaml') && file.startsWith('kueue.'));
   await run(kubectl, [
     '--kubeconfig',
