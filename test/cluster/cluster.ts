@@ -46,9 +46,9 @@ export interface ClusterOptions {
    */
   realNode?: boolean;
   /**
-   * Also run Kueue (kueue.ts), managing the pods and StatefulSets of `namespaces` that carry a
-   * queue label. Its manager is built once per machine (about 3 minutes) and adds about a second
-   * to the start.
+   * Also run Kueue (kueue.ts), managing the pods and StatefulSets of `namespaces` (created with
+   * the cluster) that carry a queue label. Its manager is built once per machine (about 3
+   * minutes) and adds about a second to the start.
    */
   kueue?: { namespaces: readonly string[] };
   /** Parent folder of the run folder (state and logs); default /dev/shm, a tmpfs. */

@@ -9,7 +9,7 @@ import {
 } from '@kubernetes/client-node';
 import { useCluster } from '../helpers/use-cluster.ts';
 import { ensureKueueBinary } from './binaries.ts';
-import { kueueWebhookConfigurations, QUEUE_LABEL } from './kueue.ts';
+import { ADMISSION_GATE, kueueWebhookConfigurations, QUEUE_LABEL } from './kueue.ts';
 import { GPU_TAINT } from './nodes.ts';
 import { waitFor } from './wait.ts';
 
@@ -17,7 +17,6 @@ const QUEUED = 'queued';
 const cluster = useCluster({ kueue: { namespaces: [QUEUED] } });
 
 const KUEUE = { group: 'kueue.x-k8s.io', version: 'v1beta2' };
-const GATE = 'kueue.x-k8s.io/admission';
 
 /** A one-pod StatefulSet asking for one GPU, in `queue` when given. */
 function gpuStatefulSet(name: string, queue?: string): V1StatefulSet {
@@ -49,7 +48,7 @@ function gpuStatefulSet(name: string, queue?: string): V1StatefulSet {
 
 const running = (pod: V1Pod | undefined): boolean => pod?.status?.phase === 'Running';
 const gated = (pod: V1Pod | undefined): boolean =>
-  pod?.spec?.schedulingGates?.some((gate) => gate.name === GATE) === true;
+  pod?.spec?.schedulingGates?.some((gate) => gate.name === ADMISSION_GATE) === true;
 
 describe("Kueue's webhook configurations", () => {
   test('keep the webhooks of its own kinds, pods and StatefulSets, scoped to the managed namespaces', async () => {
@@ -82,7 +81,6 @@ describe('a cluster started with Kueue', () => {
     const core = kube.makeApiClient(CoreV1Api);
     const apps = kube.makeApiClient(AppsV1Api);
     const custom = kube.makeApiClient(CustomObjectsApi);
-    await core.createNamespace({ body: { metadata: { name: QUEUED } } });
     await custom.createClusterCustomObject({
       ...KUEUE,
       plural: 'resourceflavors',

@@ -15,9 +15,11 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import {
   ApiextensionsV1Api,
+  CoreV1Api,
   KubernetesObjectApi,
   type KubeConfig,
   type KubernetesObject,
+  type V1Pod,
 } from '@kubernetes/client-node';
 import { dump, loadAll } from 'js-yaml';
 import { ensureKueueBinary, type Binaries } from './binaries.ts';
@@ -179,7 +181,38 @@ export async function startKueue(context: {
     namespaces: context.namespaces,
   }))
     await objects.create(configuration);
+  await untilWebhooksApply(kubeConfig, context.namespaces);
   return process;
+}
+
+/** The scheduling gate Kueue's pod webhook puts on a queued pod until it is admitted. */
+export const ADMISSION_GATE = 'kueue.x-k8s.io/admission';
+
+/**
+ * Resolves once the apiserver calls Kueue's webhooks: it learns of new webhook configurations
+ * through its own watch, and a StatefulSet written before then would run ungated, past every
+ * quota. Creates the managed namespaces (the pods must have somewhere to be) and asks, in a
+ * dry run, for a queued pod in each until the answer carries Kueue's gate.
+ */
+async function untilWebhooksApply(kubeConfig: KubeConfig, namespaces: readonly string[]): Promise<void> {
+  const core = kubeConfig.makeApiClient(CoreV1Api);
+  for (const name of namespaces)
+    await core.createNamespace({ body: { metadata: { name } } }).catch(ignoreConflict);
+  const probe = (namespace: string): V1Pod => ({
+    metadata: { generateName: 'kueue-probe-', namespace, labels: { [QUEUE_LABEL]: 'probe' } },
+    spec: { containers: [{ name: 'probe', image: 'probe' }] },
+  });
+  await waitFor(
+    async () => {
+      for (const namespace of namespaces) {
+        const pod = await core.createNamespacedPod({ namespace, body: probe(namespace), dryRun: 'All' });
+        if (pod.spec?.schedulingGates?.some((gate) => gate.name === ADMISSION_GATE) !== true)
+          return undefined;
+      }
+      return true;
+    },
+    { what: "the apiserver to call Kueue's webhooks", timeoutMs: 60_000, intervalMs: 100 },
+  );
 }
 
 const run = promisify(execFile);
