@@ -148,3 +148,9 @@ export const NEWEST_FIRST: readonly string[] = ['create_time desc', 'name'];
 
 /** The fields NEWEST_FIRST reads, for lists that take no order_by (notebook engines). */
 export const NEWEST_FIRST_SCHEMA: FilterSchema<ListedEngine> = pick(allFields({}, {}), 'name create_time');
+
+/**
+ * The filter fields engine lists keep index groups of (see list/index-plan.ts): those a filter
+ * most often names with `=` (a state; a user's own engines).
+ */
+export const GROUPING_FIELDS: readonly string[] = ['state', 'creator'];

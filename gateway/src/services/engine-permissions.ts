@@ -75,6 +75,21 @@ export class EnginePermissions<E extends EngineMessage> {
     );
   }
 
+  /**
+   * Which engines of a workspace the caller sees (as {@link visible} does), and whether that is
+   * all of them (an administrator's).
+   */
+  async seen(
+    workspace: string,
+    context: CallContext,
+  ): Promise<{ sees: (engine: E) => boolean; all: boolean }> {
+    const administrator = await this.administers(context, workspace);
+    return {
+      sees: (engine) => engineAccess(engine, context.caller, administrator) !== 'none',
+      all: administrator,
+    };
+  }
+
   /** The engines of a workspace that the caller sees: its own and shared ones, or all for administrators. */
   async visible(workspace: string, context: CallContext): Promise<StoredEngine<E>[]> {
     const [all, administrator] = await Promise.all([
