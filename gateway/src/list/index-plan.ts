@@ -4,6 +4,7 @@
  * field an index groups by, limits the matches to that value's group. The filter is still
  * applied to every item read, so the group only has to hold all matches, not only matches.
  */
+import type { OrderedRun } from './ordered-index.ts';
 import { parseFilter, sortValue, type FilterField, type FilterNode, type FilterSchema } from './filter.ts';
 
 /** `field = value`, where `value` is the field's value as {@link groupValue} spells it. */
@@ -59,4 +60,24 @@ function asEquality<T>(
   return spec !== undefined && groupable(spec, node.value.text)
     ? { field: node.field, value: node.value.text }
     : undefined;
+}
+
+/**
+ * The run a page reads: the smallest of the whole workspace's and those of the groups the
+ * filter's equalities name (each holds every match), and whether every item of it matches the
+ * filter (then no item needs testing and the total is its size).
+ */
+export function narrowest<T>(
+  whole: OrderedRun<T>,
+  grouped: readonly OrderedRun<T>[],
+  filter: { unfiltered: boolean; alone: boolean },
+): { run: OrderedRun<T>; everyMatches: boolean } {
+  const smallest = grouped.reduce<OrderedRun<T> | undefined>(
+    (best, run) => (best === undefined || run.size < best.size ? run : best),
+    undefined,
+  );
+  if (smallest !== undefined && smallest.size < whole.size) {
+    return { run: smallest, everyMatches: filter.unfiltered || filter.alone };
+  }
+  return { run: whole, everyMatches: filter.unfiltered };
 }

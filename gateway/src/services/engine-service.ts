@@ -18,7 +18,7 @@ import {
 } from '../engines/list-fields.ts';
 import { checkChangeable, checkPause, checkResume, checkTerminate } from '../engines/lifecycle.ts';
 import { compileFilter, type FilterField } from '../list/filter.ts';
-import { groupValue, requiredEqualities } from '../list/index-plan.ts';
+import { groupValue, narrowest, requiredEqualities } from '../list/index-plan.ts';
 import type { IndexSpec } from '../list/ordered-index.ts';
 import { compileOrdering, type Ordering } from '../list/ordering.ts';
 import { runPage } from '../list/pagination.ts';
@@ -230,21 +230,20 @@ export async function listEngines<E extends EngineMessage, P extends EngineProfi
     ? requiredEqualities(filter, schema, GROUPING_FIELDS)
     : { equalities: [], alone: false };
   const { sees, all } = await permissions.seen(workspace, context);
-  const candidates = await Promise.all([
-    records.ordered(workspace, indexSpec(ordering), '').then((run) => ({ run, grouped: false })),
-    ...equalities.map(async ({ field, value }) => ({
-      run: await records.ordered(workspace, indexSpec(ordering, field, schema?.[field]), value),
-      grouped: true,
-    })),
+  const [whole, ...grouped] = await Promise.all([
+    records.ordered(workspace, indexSpec(ordering), ''),
+    ...equalities.map(({ field, value }) =>
+      records.ordered(workspace, indexSpec(ordering, field, schema?.[field]), value),
+    ),
   ]);
   // Read nothing but the runs, which may be live, from here on: no await until the page is read.
-  const { run, grouped } = candidates.reduce((a, b) => (b.run.size < a.run.size ? b : a));
   const unfiltered = schema === undefined || filter.trim() === '';
+  const { run, everyMatches } = narrowest(whole, grouped, { unfiltered, alone });
   return runPage<E>(run, request, {
     query: `parent=${parent}&filter=${filter}&order_by=${orderBy}`,
     ordering,
     matches: (engine) => sees(engine) && matches(engine),
-    everyMatches: all && (unfiltered || (grouped && alone)),
+    everyMatches: all && everyMatches,
   });
 }
 
