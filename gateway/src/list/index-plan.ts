@@ -62,22 +62,51 @@ function asEquality<T>(
     : undefined;
 }
 
+/** A group a page may read: a field's value (none: the whole workspace), and whether every
+ * item of it is to be shown (then no item needs testing and the total is the group's size). */
+export interface GroupChoice {
+  field?: string;
+  value: string;
+  everyMatches: boolean;
+}
+
+/** Whom a list is for: `all` sees every item; else `creator`, when it sees its own items only. */
+export interface Viewer {
+  all: boolean;
+  creator?: string | undefined;
+}
+
 /**
- * The run a page reads: the smallest of the whole workspace's and those of the groups the
- * filter's equalities name (each holds every match), and whether every item of it matches the
- * filter (then no item needs testing and the total is its size).
+ * The groups that each hold every item a list shows (those `filter` matches that `viewer` sees),
+ * the whole workspace first: a page reads whichever is smallest ({@link narrowest}).
  */
-export function narrowest<T>(
-  whole: OrderedRun<T>,
-  grouped: readonly OrderedRun<T>[],
-  filter: { unfiltered: boolean; alone: boolean },
-): { run: OrderedRun<T>; everyMatches: boolean } {
-  const smallest = grouped.reduce<OrderedRun<T> | undefined>(
-    (best, run) => (best === undefined || run.size < best.size ? run : best),
-    undefined,
-  );
-  if (smallest !== undefined && smallest.size < whole.size) {
-    return { run: smallest, everyMatches: filter.unfiltered || filter.alone };
+export function pageGroups<T>(
+  filter: string,
+  schema: FilterSchema<T> | undefined,
+  fields: readonly string[],
+  viewer: Viewer,
+): GroupChoice[] {
+  const unfiltered = schema === undefined || filter.trim() === '';
+  const { equalities, alone } = schema
+    ? requiredEqualities(filter, schema, fields)
+    : { equalities: [], alone: false };
+  const groups: GroupChoice[] = [
+    { value: '', everyMatches: viewer.all && unfiltered },
+    ...equalities.map((e) => ({ ...e, everyMatches: viewer.all && alone })),
+  ];
+  // A caller who sees only its own items sees nothing outside its creator group.
+  if (!viewer.all && viewer.creator !== undefined && schema !== undefined && fields.includes('creator')) {
+    groups.push({ field: 'creator', value: viewer.creator, everyMatches: unfiltered });
   }
-  return { run: whole, everyMatches: filter.unfiltered };
+  return groups;
+}
+
+/** The smallest of the runs (of {@link pageGroups}), one whose items all match on a tie. */
+export function narrowest<T>(
+  candidates: readonly { run: OrderedRun<T>; everyMatches: boolean }[],
+): { run: OrderedRun<T>; everyMatches: boolean } | undefined {
+  return candidates.reduce<{ run: OrderedRun<T>; everyMatches: boolean } | undefined>((best, c) => {
+    if (best === undefined || c.run.size < best.run.size) return c;
+    return c.run.size === best.run.size && c.everyMatches && !best.everyMatches ? c : best;
+  }, undefined);
 }

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { compileFilter, type FilterSchema } from './filter.ts';
-import { groupValue, narrowest, requiredEqualities } from './index-plan.ts';
-import { OrderedIndex, SortedRun, type IndexSpec, type OrderedRun } from './ordered-index.ts';
+import { groupValue, narrowest, pageGroups, requiredEqualities, type Viewer } from './index-plan.ts';
+import { EMPTY_RUN, OrderedIndex, SortedRun, type IndexSpec, type OrderedRun } from './ordered-index.ts';
 import { compileOrdering, type Ordering } from './ordering.ts';
 import { keysetPage, runPage } from './pagination.ts';
 
@@ -66,21 +66,27 @@ class Indexes {
     return index.group(group);
   }
 
-  /** A page as the engine services read it: from the narrowest run the filter allows. */
-  page(filter: string, orderBy: string, request: { pageSize?: number; pageToken?: string }) {
+  /** A page as the engine services read it: from the narrowest run that holds every match. */
+  page(filter: string, orderBy: string, request: { pageSize?: number; pageToken?: string }, viewer = ADMIN) {
     const ordering = compileOrdering(orderBy, SCHEMA, NEWEST_FIRST);
-    const { equalities, alone } = requiredEqualities(filter, SCHEMA, GROUPED);
-    const whole = this.run(specOf(ordering), '');
-    const grouped = equalities.map(({ field, value }) => this.run(specOf(ordering, field), value));
-    const { run, everyMatches } = narrowest(whole, grouped, { unfiltered: filter.trim() === '', alone });
+    const candidates = pageGroups(filter, SCHEMA, GROUPED, viewer).map(({ field, value, everyMatches }) => ({
+      run: this.run(specOf(ordering, field), value),
+      everyMatches,
+    }));
+    const { run, everyMatches } = narrowest(candidates) ?? { run: EMPTY_RUN, everyMatches: true };
+    const matches = compileFilter(filter, SCHEMA);
     return runPage(run, request, {
       query: `filter=${filter}&order_by=${orderBy}`,
       ordering,
-      matches: compileFilter(filter, SCHEMA),
+      matches: (item) => sees(viewer, item) && matches(item),
       everyMatches,
     });
   }
 }
+
+/** Whom a list is for: an administrator, or a user who sees its own engines. */
+const ADMIN: Viewer = { all: true };
+const sees = (viewer: Viewer, item: Item): boolean => viewer.all || item.creator === viewer.creator;
 
 /** The page as lists read it before indexes: filter everything, sort everything. */
 function referencePage(
@@ -88,8 +94,10 @@ function referencePage(
   filter: string,
   orderBy: string,
   request: { pageSize?: number; pageToken?: string },
+  viewer: Viewer,
 ) {
-  const matching = items.filter(compileFilter(filter, SCHEMA));
+  const matches = compileFilter(filter, SCHEMA);
+  const matching = items.filter((item) => sees(viewer, item) && matches(item));
   const ordering = compileOrdering(orderBy, SCHEMA, NEWEST_FIRST);
   const page = keysetPage(matching, request, `filter=${filter}&order_by=${orderBy}`, ordering);
   return { ...page, totalSize: matching.length };
@@ -183,18 +191,19 @@ describe('pages read from ordered indexes', () => {
         fc.constantFrom(...FILTERS),
         fc.constantFrom(...ORDERS),
         fc.integer({ min: 1, max: 5 }),
-        (before, after, filter, orderBy, pageSize) => {
+        fc.constantFrom<Viewer>(ADMIN, { all: false, creator: 'alice' }, { all: false, creator: 'bob' }),
+        (before, after, filter, orderBy, pageSize, viewer) => {
           const indexes = new Indexes();
           for (const c of before) apply(indexes, c);
           // Indexes built now, then kept up to date by the changes that follow.
-          indexes.page(filter, orderBy, {});
+          indexes.page(filter, orderBy, {}, viewer);
           for (const c of after) apply(indexes, c);
           let token = '';
           let pages = 0;
           do {
             const request = { pageSize, pageToken: token };
-            const expected = referencePage(indexes.all(), filter, orderBy, request);
-            const actual = indexes.page(filter, orderBy, request);
+            const expected = referencePage(indexes.all(), filter, orderBy, request, viewer);
+            const actual = indexes.page(filter, orderBy, request, viewer);
             expect(actual.items.map((i) => i.name)).toEqual(expected.items.map((i) => i.name));
             expect(actual.nextPageToken).toBe(expected.nextPageToken);
             expect(actual.totalSize).toBe(expected.totalSize);

@@ -140,11 +140,12 @@ export class OrderedIndex<T> {
 
   /** The objects of a group in order; none when it has none. */
   group(group: string): OrderedRun<T> {
-    return this.groups.get(group) ?? EMPTY;
+    return this.groups.get(group) ?? EMPTY_RUN;
   }
 }
 
-const EMPTY: OrderedRun<never> = { size: 0, at: () => undefined, after: () => 0 };
+/** A run of nothing. */
+export const EMPTY_RUN: OrderedRun<never> = { size: 0, at: () => undefined, after: () => 0 };
 
 /** The run of `group` among `items` (in any order), sorted now: an index of one use. */
 export function sortedRun<T>(items: Iterable<T>, spec: IndexSpec<T>, group: string): OrderedRun<T> {

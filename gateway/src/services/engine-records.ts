@@ -52,12 +52,15 @@ export class EngineRecords<E extends EngineMessage> {
   private readonly kind: MessageKind<E>;
   private readonly gatewayStatus: string[];
   private readonly stateNames: Record<number, string>;
+  /** Whether the kind's engines can be shared with the workspace (notebook engines). */
+  readonly shares: boolean;
 
   constructor(store: Store, kind: MessageKind<E>, states: Readonly<Record<string, number>>) {
     this.store = store;
     this.kind = kind;
     const fields = new Set((MESSAGES[kind.message] ?? []).map((f) => f.json));
     this.gatewayStatus = GATEWAY_STATUS.filter((f) => fields.has(f));
+    this.shares = fields.has('shared');
     this.stateNames = stateNamesOf(states);
   }
 

@@ -18,8 +18,8 @@ import {
 } from '../engines/list-fields.ts';
 import { checkChangeable, checkPause, checkResume, checkTerminate } from '../engines/lifecycle.ts';
 import { compileFilter, type FilterField } from '../list/filter.ts';
-import { groupValue, narrowest, requiredEqualities } from '../list/index-plan.ts';
-import type { IndexSpec } from '../list/ordered-index.ts';
+import { groupValue, narrowest, pageGroups } from '../list/index-plan.ts';
+import { EMPTY_RUN, type IndexSpec } from '../list/ordered-index.ts';
 import { compileOrdering, type Ordering } from '../list/ordering.ts';
 import { runPage } from '../list/pagination.ts';
 import { resourceIdProblem } from '../validation/names.ts';
@@ -226,24 +226,24 @@ export async function listEngines<E extends EngineMessage, P extends EngineProfi
   const schema = rules.lists?.filter;
   const matches = schema ? compileFilter(filter, schema) : () => true;
   const ordering = compileOrdering(orderBy, rules.lists?.order ?? NEWEST_FIRST_SCHEMA, NEWEST_FIRST);
-  const { equalities, alone } = schema
-    ? requiredEqualities(filter, schema, GROUPING_FIELDS)
-    : { equalities: [], alone: false };
-  const { sees, all } = await permissions.seen(workspace, context);
-  const [whole, ...grouped] = await Promise.all([
-    records.ordered(workspace, indexSpec(ordering), ''),
-    ...equalities.map(({ field, value }) =>
-      records.ordered(workspace, indexSpec(ordering, field, schema?.[field]), value),
-    ),
-  ]);
+  const viewer = await permissions.seen(workspace, context);
+  const candidates = await Promise.all(
+    pageGroups(filter, schema, GROUPING_FIELDS, viewer).map(async ({ field, value, everyMatches }) => ({
+      run: await records.ordered(
+        workspace,
+        indexSpec(ordering, field, field === undefined ? undefined : schema?.[field]),
+        value,
+      ),
+      everyMatches,
+    })),
+  );
   // Read nothing but the runs, which may be live, from here on: no await until the page is read.
-  const unfiltered = schema === undefined || filter.trim() === '';
-  const { run, everyMatches } = narrowest(whole, grouped, { unfiltered, alone });
+  const { run, everyMatches } = narrowest(candidates) ?? { run: EMPTY_RUN, everyMatches: true };
   return runPage<E>(run, request, {
     query: `parent=${parent}&filter=${filter}&order_by=${orderBy}`,
     ordering,
-    matches: (engine) => sees(engine) && matches(engine),
-    everyMatches: all && everyMatches,
+    matches: (engine) => viewer.sees(engine) && matches(engine),
+    everyMatches,
   });
 }
 
