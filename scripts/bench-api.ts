@@ -68,7 +68,7 @@ async function load(
   ms: number,
   concurrency: number,
   call: () => Promise<unknown>,
-): Promise<{ perSecond: number; p50: number; p99: number }> {
+): Promise<{ calls: number; perSecond: number; p50: number; p99: number }> {
   for (let i = 0; i < 50; i++) await call(); // warm-up: connections, caches, JIT
   const times: number[] = [];
   const started = performance.now();
@@ -82,7 +82,12 @@ async function load(
     }),
   );
   const seconds = (performance.now() - started) / 1000;
-  return { perSecond: times.length / seconds, p50: percentile(times, 0.5), p99: percentile(times, 0.99) };
+  return {
+    calls: times.length,
+    perSecond: times.length / seconds,
+    p50: percentile(times, 0.5),
+    p99: percentile(times, 0.99),
+  };
 }
 
 /** Runs `count` calls, `concurrency` at a time; the elapsed milliseconds. */
@@ -105,6 +110,32 @@ async function batch(
 function rssBytes(pid: number | undefined): number {
   const status = readFileSync(`/proc/${pid ?? 0}/status`, 'utf8');
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? Number.NaN) * 1024;
+}
+
+/** The CPU time processes have used, in milliseconds, from /proc (utime + stime). */
+function cpuMs(pids: readonly (number | undefined)[]): number {
+  return pids.reduce<number>((total, pid) => {
+    const stat = readFileSync(`/proc/${pid ?? 0}/stat`, 'utf8');
+    // Fields after the command (which may hold spaces): state is the 3rd, utime the 14th.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return total + (Number(fields[11]) + Number(fields[12])) * (1000 / CLOCK_TICKS);
+  }, 0);
+}
+/** Linux's USER_HZ, which /proc's times count in. */
+const CLOCK_TICKS = 100;
+
+/**
+ * {@link load}, and the CPU the serving processes spent per call: on a busy machine latency
+ * waits for a core, while CPU per call is what the server itself costs.
+ */
+async function loadWithCpu(
+  pids: readonly (number | undefined)[],
+  call: () => Promise<unknown>,
+): Promise<{ calls: number; perSecond: number; p50: number; p99: number; cpuPerCall: number }> {
+  const before = cpuMs(pids);
+  const result = await load(LOAD_MS, CONCURRENCY, call);
+  // The warm-up's 50 calls are counted too.
+  return { ...result, cpuPerCall: (cpuMs(pids) - before) / (result.calls + 50) };
 }
 
 /**
@@ -373,29 +404,35 @@ try {
     rest('GET', `/v1/workspaces/w/daiEngines?pageSize=50${query}`, 'alice');
   const kubePage = (labelSelector: string) => () =>
     custom.listNamespacedCustomObject({ ...target, labelSelector, limit: 50 });
+  // The gateway's CPU per page, and the apiserver's and etcd's (the first two of the cluster).
+  const gatewayPids = [gatewayProcess.pid];
+  const kubePids = cluster
+    .components()
+    .slice(0, 2)
+    .map((c) => c.pid);
   const compared = (
     measure: string,
-    ours: { perSecond: number; p50: number; p99: number },
-    theirs: { perSecond: number; p50: number; p99: number },
+    ours: Awaited<ReturnType<typeof loadWithCpu>>,
+    theirs: Awaited<ReturnType<typeof loadWithCpu>>,
   ): void => {
     const figures = (r: typeof ours): string =>
-      `${r.perSecond.toFixed(0)} pages/s; p50 ${r.p50.toFixed(1)} ms; p99 ${r.p99.toFixed(1)} ms`;
+      `${r.perSecond.toFixed(0)} pages/s; p50 ${r.p50.toFixed(1)} ms; p99 ${r.p99.toFixed(1)} ms; ${r.cpuPerCall.toFixed(2)} ms CPU/page`;
     report([measure, figures(ours), figures(theirs), (ours.perSecond / theirs.perSecond).toFixed(2)]);
   };
   compared(
     `P2 first page of 50 of ${ENGINES_LISTED} engines, ${CONCURRENCY} at a time, vs the apiserver's limit=50 page`,
-    await load(LOAD_MS, CONCURRENCY, pageOf(`&orderBy=${encodeURIComponent('create_time desc')}`)),
-    await load(LOAD_MS, CONCURRENCY, kubePage('engine.h2o.ai/workspace=w')),
+    await loadWithCpu(gatewayPids, pageOf(`&orderBy=${encodeURIComponent('create_time desc')}`)),
+    await loadWithCpu(kubePids, kubePage('engine.h2o.ai/workspace=w')),
   );
   // The page after the first, from its token: where a page starts is found, not counted.
-  const second = (await rest('GET', '/v1/workspaces/w/daiEngines?pageSize=50', 'alice')) as {
+  const first = (await rest('GET', '/v1/workspaces/w/daiEngines?pageSize=50', 'alice')) as {
     nextPageToken: string;
   };
   const kubeFirst = (await kubePage('engine.h2o.ai/workspace=w')()) as { metadata?: { continue?: string } };
   compared(
     `P2n next page of 50 (from the first page's token), ${CONCURRENCY} at a time, vs the apiserver's continue`,
-    await load(LOAD_MS, CONCURRENCY, pageOf(`&pageToken=${encodeURIComponent(second.nextPageToken)}`)),
-    await load(LOAD_MS, CONCURRENCY, () =>
+    await loadWithCpu(gatewayPids, pageOf(`&pageToken=${encodeURIComponent(first.nextPageToken)}`)),
+    await loadWithCpu(kubePids, () =>
       custom.listNamespacedCustomObject({
         ...target,
         labelSelector: 'engine.h2o.ai/workspace=w',
@@ -431,8 +468,8 @@ try {
   }
   compared(
     `P2b filtered page of 50 (state = STATE_RUNNING AND cpu > 1: ${running.length / 2} of ${ENGINES_LISTED}), ${CONCURRENCY} at a time, vs the apiserver's limit=50 page by label`,
-    await load(LOAD_MS, CONCURRENCY, pageOf(filtered)),
-    await load(LOAD_MS, CONCURRENCY, kubePage('engine.h2o.ai/workspace=w,bench-state=running')),
+    await loadWithCpu(gatewayPids, pageOf(filtered)),
+    await loadWithCpu(kubePids, kubePage('engine.h2o.ai/workspace=w,bench-state=running')),
   );
   report([
     `P5g gateway memory (RSS) with ${ENGINES_LISTED * 2} engines cached, after P2`,
