@@ -50,8 +50,10 @@ const id = (e: ListedEngine): string => idOf(e.name);
 /** Every field any engine list knows; each list picks its own. */
 function allFields(states: Record<string, number>, types: Record<string, number>): Record<string, Field> {
   const names = Object.keys(states).filter((n) => n !== 'UNRECOGNIZED');
+  // Looked up for every engine a filter tests: a map (the first name of a value), not a search.
+  const byValue = new Map(names.toReversed().map((n) => [states[n], n]));
   const stateName = (value: number | string): string =>
-    typeof value === 'string' ? value : (names.find((n) => states[n] === value) ?? '');
+    typeof value === 'string' ? value : (byValue.get(value) ?? '');
   const typeNames = Object.keys(types).filter((n) => n !== 'UNRECOGNIZED');
   return {
     name: text((e) => e.name),
