@@ -6,8 +6,11 @@
  *   as many custom resources created straight at the apiserver, 32 at a time;
  * - P1: GET of one engine over REST (token verified, permission checked, converted to JSON), 32
  *   at a time for a few seconds, against GET of its custom resource from the apiserver;
- * - P2: a filtered, ordered page of 50 over those engines against the apiserver's list of them
- *   by label selector; P5g: the memory of the process serving them;
+ * - P2: the first page of 50 of those engines (newest first), 32 at a time, against the
+ *   apiserver's own page (`limit=50` with the workspace's label selector); P2n: the page after
+ *   it, from its token, against the apiserver's continue; P2b: a filtered page (running engines
+ *   with more than 1 CPU) against the apiserver's page by the closest label selector; P5g: the
+ *   memory of the process serving them;
  * - P4: AIEM_BENCH_RUNNING DAI engines (default 1,000) created through the API until all are
  *   RUNNING under the operator (a process of its own, default settings), against as many
  *   StatefulSets applied straight to the cluster until all their pods are ready (the floor the
@@ -28,6 +31,8 @@ import {
   CoreV1Api,
   CustomObjectsApi,
   KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
   type KubernetesObject,
   type V1StatefulSet,
 } from '@kubernetes/client-node';
@@ -53,23 +58,6 @@ const ENGINES_ADMITTED = Number(process.env['AIEM_BENCH_ADMITTED'] ?? 1_000);
 /** P4b: how long the running engines are left alone while the operator's writes are counted. */
 const QUIET_MS = 30_000;
 
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
-};
-
-/** Each call's milliseconds, one call at a time, after a short warm-up. */
-async function timedAll(rounds: number, call: () => Promise<unknown>): Promise<number[]> {
-  for (let i = 0; i < 3; i++) await call(); // warm-up: connections, caches, JIT
-  const times: number[] = [];
-  for (let i = 0; i < rounds; i++) {
-    const start = performance.now();
-    await call();
-    times.push(performance.now() - start);
-  }
-  return times;
-}
-
 const percentile = (values: number[], p: number): number => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? Number.NaN;
@@ -80,7 +68,7 @@ async function load(
   ms: number,
   concurrency: number,
   call: () => Promise<unknown>,
-): Promise<{ perSecond: number; p50: number; p99: number }> {
+): Promise<{ calls: number; perSecond: number; p50: number; p99: number }> {
   for (let i = 0; i < 50; i++) await call(); // warm-up: connections, caches, JIT
   const times: number[] = [];
   const started = performance.now();
@@ -94,7 +82,12 @@ async function load(
     }),
   );
   const seconds = (performance.now() - started) / 1000;
-  return { perSecond: times.length / seconds, p50: percentile(times, 0.5), p99: percentile(times, 0.99) };
+  return {
+    calls: times.length,
+    perSecond: times.length / seconds,
+    p50: percentile(times, 0.5),
+    p99: percentile(times, 0.99),
+  };
 }
 
 /** Runs `count` calls, `concurrency` at a time; the elapsed milliseconds. */
@@ -117,6 +110,32 @@ async function batch(
 function rssBytes(pid: number | undefined): number {
   const status = readFileSync(`/proc/${pid ?? 0}/status`, 'utf8');
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? Number.NaN) * 1024;
+}
+
+/** The CPU time processes have used, in milliseconds, from /proc (utime + stime). */
+function cpuMs(pids: readonly (number | undefined)[]): number {
+  return pids.reduce<number>((total, pid) => {
+    const stat = readFileSync(`/proc/${pid ?? 0}/stat`, 'utf8');
+    // Fields after the command (which may hold spaces): state is the 3rd, utime the 14th.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return total + (Number(fields[11]) + Number(fields[12])) * (1000 / CLOCK_TICKS);
+  }, 0);
+}
+/** Linux's USER_HZ, which /proc's times count in. */
+const CLOCK_TICKS = 100;
+
+/**
+ * {@link load}, and the CPU the serving processes spent per call: on a busy machine latency
+ * waits for a core, while CPU per call is what the server itself costs.
+ */
+async function loadWithCpu(
+  pids: readonly (number | undefined)[],
+  call: () => Promise<unknown>,
+): Promise<{ calls: number; perSecond: number; p50: number; p99: number; cpuPerCall: number }> {
+  const before = cpuMs(pids);
+  const result = await load(LOAD_MS, CONCURRENCY, call);
+  // The warm-up's 50 calls are counted too.
+  return { ...result, cpuPerCall: (cpuMs(pids) - before) / (result.calls + 50) };
 }
 
 /**
@@ -377,19 +396,81 @@ try {
     (restGet.perSecond / kubeGet.perSecond).toFixed(2),
   ]);
 
-  const filter = encodeURIComponent('state != STATE_PAUSED AND cpu > 2');
-  const restList = await timedAll(20, () =>
-    rest('GET', `/v1/workspaces/w/daiEngines?pageSize=50&filter=${filter}&orderBy=cpu%20desc`, 'alice'),
+  // P2: pages of 50, each side's own: the gateway's first page (newest first, its default order)
+  // against the apiserver's first page of the same workspace (`limit=50` with the workspace's
+  // label selector, in the apiserver's own order), 32 at a time over keep-alive connections
+  // (one per caller: fetch's pool for the gateway, the pooled client for the apiserver).
+  const pageOf = (query: string) => () =>
+    rest('GET', `/v1/workspaces/w/daiEngines?pageSize=50${query}`, 'alice');
+  const kubePage = (labelSelector: string) => () =>
+    custom.listNamespacedCustomObject({ ...target, labelSelector, limit: 50 });
+  // The gateway's CPU per page, and the apiserver's and etcd's (the first two of the cluster).
+  const gatewayPids = [gatewayProcess.pid];
+  const kubePids = cluster
+    .components()
+    .slice(0, 2)
+    .map((c) => c.pid);
+  const compared = (
+    measure: string,
+    ours: Awaited<ReturnType<typeof loadWithCpu>>,
+    theirs: Awaited<ReturnType<typeof loadWithCpu>>,
+  ): void => {
+    const figures = (r: typeof ours): string =>
+      `${r.perSecond.toFixed(0)} pages/s; p50 ${r.p50.toFixed(1)} ms; p99 ${r.p99.toFixed(1)} ms; ${r.cpuPerCall.toFixed(2)} ms CPU/page`;
+    report([measure, figures(ours), figures(theirs), (ours.perSecond / theirs.perSecond).toFixed(2)]);
+  };
+  compared(
+    `P2 first page of 50 of ${ENGINES_LISTED} engines, ${CONCURRENCY} at a time, vs the apiserver's limit=50 page`,
+    await loadWithCpu(gatewayPids, pageOf(`&orderBy=${encodeURIComponent('create_time desc')}`)),
+    await loadWithCpu(kubePids, kubePage('engine.h2o.ai/workspace=w')),
   );
-  const kubeList = await timedAll(5, () =>
-    custom.listNamespacedCustomObject({ ...target, labelSelector: 'engine.h2o.ai/workspace=w' }),
+  // The page after the first, from its token: where a page starts is found, not counted.
+  const first = (await rest('GET', '/v1/workspaces/w/daiEngines?pageSize=50', 'alice')) as {
+    nextPageToken: string;
+  };
+  const kubeFirst = (await kubePage('engine.h2o.ai/workspace=w')()) as { metadata?: { continue?: string } };
+  compared(
+    `P2n next page of 50 (from the first page's token), ${CONCURRENCY} at a time, vs the apiserver's continue`,
+    await loadWithCpu(gatewayPids, pageOf(`&pageToken=${encodeURIComponent(first.nextPageToken)}`)),
+    await loadWithCpu(kubePids, () =>
+      custom.listNamespacedCustomObject({
+        ...target,
+        labelSelector: 'engine.h2o.ai/workspace=w',
+        limit: 50,
+        _continue: kubeFirst.metadata?.continue ?? '',
+      }),
+    ),
   );
-  report([
-    `P2 a filtered page of 50 over ${ENGINES_LISTED} engines (median; p99) vs the apiserver's list`,
-    `${median(restList).toFixed(1)} ms; p99 ${percentile(restList, 0.99).toFixed(1)} ms`,
-    `${median(kubeList).toFixed(0)} ms`,
-    (median(restList) / median(kubeList)).toFixed(3),
-  ]);
+
+  // P2b: a filtered page. A quarter of the engines are made RUNNING (as the operator reports it,
+  // in status), and labelled so for the apiserver, whose closest selector is that label: it has
+  // no `cpu > 1`, so its page holds running engines of any cpu.
+  const running = Array.from({ length: ENGINES_LISTED }, (_, i) => i).filter((i) => i % 8 < 2);
+  await batch(running.length, CONCURRENCY, async (n) => {
+    const name = `w.e${running[n] ?? 0}`;
+    await custom.patchNamespacedCustomObjectStatus(
+      { ...target, name, body: { status: { state: 'STATE_RUNNING' } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await custom.patchNamespacedCustomObject(
+      { ...target, name, body: { metadata: { labels: { 'bench-state': 'running' } } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+  });
+  const filtered = `&filter=${encodeURIComponent('state = STATE_RUNNING AND cpu > 1')}`;
+  // The gateway has seen every status once its count says so.
+  for (;;) {
+    const { totalSize } = (await pageOf(`&filter=${encodeURIComponent('state = STATE_RUNNING')}`)()) as {
+      totalSize: number;
+    };
+    if (totalSize === running.length) break;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  compared(
+    `P2b filtered page of 50 (state = STATE_RUNNING AND cpu > 1: ${running.length / 2} of ${ENGINES_LISTED}), ${CONCURRENCY} at a time, vs the apiserver's limit=50 page by label`,
+    await loadWithCpu(gatewayPids, pageOf(filtered)),
+    await loadWithCpu(kubePids, kubePage('engine.h2o.ai/workspace=w,bench-state=running')),
+  );
   report([
     `P5g gateway memory (RSS) with ${ENGINES_LISTED * 2} engines cached, after P2`,
     `${(rssBytes(gatewayProcess.pid) / 2 ** 20).toFixed(0)} MiB`,

@@ -17,6 +17,7 @@ import { notFound } from '../errors/api-error.ts';
 import { WORKSPACE_LABEL, type ResourceKind } from '../../../shared/resources.ts';
 import { deepFreeze } from '../../../shared/shared-parts.ts';
 import { isNewer } from '../../../shared/watched-collection.ts';
+import { sortedRun, type IndexSpec, type OrderedRun } from '../list/ordered-index.ts';
 import type { Held } from './lease-lock.ts';
 import { objectName } from './names.ts';
 import { creation, replacement, stored } from './object-writes.ts';
@@ -93,6 +94,16 @@ export class InMemoryStore implements Store {
               .sort((a, b) => a.written - b.written);
       return listed.map((entry) => read(kind, entry.object));
     });
+  }
+
+  /** Sorted on each call: the reference the gateway's ordered indexes are held to. */
+  async ordered(
+    kind: ResourceKind,
+    workspace: string,
+    spec: IndexSpec<Stored>,
+    group: string,
+  ): Promise<OrderedRun<Stored>> {
+    return sortedRun(await this.list(kind, workspace), spec, group);
   }
 
   /** Nothing is written elsewhere: every write is already in what {@link list} reads. */

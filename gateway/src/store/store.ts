@@ -13,6 +13,7 @@ import {
 } from '../../../shared/resources.ts';
 import { log } from '../log.ts';
 import { isNewer, statusCode } from '../../../shared/watched-collection.ts';
+import { sortedRun, type IndexSpec, type OrderedRun } from '../list/ordered-index.ts';
 import { KindCache } from './watch-cache.ts';
 import { LeaseLock, type Held } from './lease-lock.ts';
 import { storeError, unstorableName } from './store-errors.ts';
@@ -229,6 +230,18 @@ export class ResourceStore implements Store, ClusterPlacement {
     return cache === undefined
       ? await this.listDirect(kind, workspace)
       : Array.from(cache.inWorkspace(workspace), (object) => object.stored);
+  }
+
+  async ordered(
+    kind: ResourceKind,
+    workspace: string,
+    spec: IndexSpec<Stored>,
+    group: string,
+  ): Promise<OrderedRun<Stored>> {
+    const cache = this.cacheOf(kind);
+    return cache === undefined
+      ? sortedRun(await this.listDirect(kind, workspace), spec, group)
+      : cache.ordered(workspace, spec, group);
   }
 
   private async listDirect(kind: ResourceKind, workspace: string): Promise<Stored[]> {

@@ -11,6 +11,7 @@ import type { ResourceKind } from '../../../shared/resources.ts';
 import { GroupIndex } from '../../../shared/group-index.ts';
 import { deepFreeze, SharedParts } from '../../../shared/shared-parts.ts';
 import { customResources, WatchedCollection } from '../../../shared/watched-collection.ts';
+import { OrderedIndex, type IndexSpec, type OrderedRun } from '../list/ordered-index.ts';
 import { fromCustomResource, identityOf, intentOf, type CustomResource } from './objects.ts';
 import type { Stored } from './store-interface.ts';
 
@@ -24,6 +25,24 @@ export interface CachedObject {
 }
 
 /**
+ * Ordered indexes a kind's cache keeps at most: each is built on the first list that asks for its
+ * order (and grouping), kept up to date from then on, and dropped when it has been asked for
+ * least recently of more. An index costs a reference (8 bytes) per object.
+ */
+const MAX_INDEXES = 16;
+
+/** A run of cached objects read as the stored resources they hold. */
+function storedRun(run: OrderedRun<CachedObject>): OrderedRun<Stored> {
+  return {
+    get size() {
+      return run.size;
+    },
+    at: (index) => run.at(index)?.stored,
+    after: (key) => run.after(key),
+  };
+}
+
+/**
  * One kind's custom resources, kept as the API messages they read as (shared/watched-collection.ts
  * keeps them current), indexed by workspace.
  */
@@ -33,6 +52,8 @@ export class KindCache {
   private readonly workspaces = new GroupIndex<CachedObject>();
   /** Equal parts of messages (profile and version snapshots…) kept once. */
   private readonly shared = new SharedParts();
+  /** Ordered indexes by id, the most recently asked for last. */
+  private readonly indexes = new Map<string, OrderedIndex<CachedObject>>();
 
   constructor(kubeConfig: KubeConfig, namespace: string, kind: ResourceKind, log: Logger) {
     this.kind = kind;
@@ -42,6 +63,7 @@ export class KindCache {
       keep: (object) => this.entry(object as CustomResource),
       onChange: (name, before, after) => {
         this.workspaces.update(name, before, after, (o) => o.workspace);
+        for (const index of this.indexes.values()) index.update(before, after);
       },
       log,
       what: kind.kind,
@@ -80,6 +102,37 @@ export class KindCache {
   /** The objects of a workspace, or of all workspaces for `-`. */
   inWorkspace(workspace: string): Iterable<CachedObject> {
     return workspace === '-' ? this.collection.values() : this.workspaces.of(workspace);
+  }
+
+  /**
+   * The objects of a workspace (or of all workspaces for `-`) that `spec` puts in `group`, in
+   * the order of `spec`, as an index kept up to date with every change (built now if no list
+   * asked for it lately). The run is live: read it before anything awaits.
+   */
+  ordered(workspace: string, spec: IndexSpec<Stored>, group: string): OrderedRun<Stored> {
+    const everywhere = workspace === '-';
+    const id = `${spec.id}\u0000${everywhere ? 'all' : 'workspace'}`;
+    let index = this.indexes.get(id);
+    if (index === undefined) {
+      index = new OrderedIndex<CachedObject>(
+        {
+          id,
+          key: (object) => spec.key(object.stored),
+          compare: (a, b) => spec.compare(a, b),
+          group: (object) => {
+            const value = spec.group(object.stored);
+            return value === undefined ? undefined : `${everywhere ? '' : object.workspace}\u0000${value}`;
+          },
+        },
+        this.collection.values(),
+      );
+    } else this.indexes.delete(id);
+    this.indexes.set(id, index);
+    if (this.indexes.size > MAX_INDEXES) {
+      const [oldest] = this.indexes.keys();
+      if (oldest !== undefined) this.indexes.delete(oldest);
+    }
+    return storedRun(index.group(`${everywhere ? '' : workspace}\u0000${group}`));
   }
 
   /** Waits until the cache has seen the resourceVersion of a write, at most `timeoutMs`. */
