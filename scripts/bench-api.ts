@@ -583,7 +583,7 @@ try {
     '',
   ]);
 
-  // P5o: up to ENGINES_HELD engines, the others paused (their StatefulSets at 0 replicas),
+  // P5o: up to ENGINES_HELD engines, the others created paused (no workload until they start),
   // written as the API stores them; a fresh operator process lists them all and settles.
   const template = (await custom.getNamespacedCustomObject({ ...target, name: 'run.r0' })) as {
     metadata: { annotations?: Record<string, string> };
@@ -604,8 +604,9 @@ try {
   // Without a rate limit, so that the setting-up is quick: memory is what is measured.
   await operator.stop();
   operator = await startOperatorProcess({ ...operatorEnv, AIEM_OPERATOR_QPS: '0' });
-  // Each engine: itself, its StatefulSet, Service and ConfigMap; a running one a pod and a claim.
-  await operator.idle(ENGINES_HELD * 4 + ENGINES_STARTED * 2);
+  // Each engine: itself; a running one also its StatefulSet, Service, ConfigMap, pod and claim (an
+  // engine paused before it ever ran has no workload).
+  await operator.idle(ENGINES_HELD + ENGINES_STARTED * 5);
   report([
     `P5o operator memory (RSS) with ${ENGINES_HELD} engines (${ENGINES_STARTED} running)`,
     `${(rssBytes(operator.pid) / 2 ** 20).toFixed(0)} MiB`,

@@ -475,6 +475,18 @@ describe('a DAI engine on the in-memory cluster', () => {
     expect(scene.engine.metadata.finalizers).toEqual([FINALIZER]);
   });
 
+  test('an engine created paused writes no workload, is PAUSED, and gets its workload once resumed', async () => {
+    const scene = new Scene(daiEngineKind).create({ ...DAI_SPEC, paused: true });
+    await scene.settle();
+    expect(scene.state).toBe('STATE_PAUSED');
+    expect(scene.cluster.writes.filter((w) => !w.includes(daiEngineKind.plural))).toEqual([]);
+    scene.resume();
+    await scene.settle();
+    expect(scene.replicas).toBe(1);
+    expect(scene.cluster.services.get(scene.workload)).toBeDefined();
+    expect(scene.cluster.configMaps.get(scene.workload)).toBeDefined();
+  });
+
   test('a pause and a resume write the StatefulSet replicas alone, and nothing else of the workload', async () => {
     const scene = await new Scene(daiEngineKind).running(DAI_SPEC);
     const template = scene.cluster.statefulSets.get(scene.workload)?.spec?.template;

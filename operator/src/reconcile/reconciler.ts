@@ -178,10 +178,13 @@ export class EngineReconciler<K extends EngineKindName = EngineKindName> {
     return view.wroteEngine(kind, await kube.patchEngine(kind, engine.metadata.name, body));
   }
 
-  /** Applies each desired object that differs from what was last applied (desired/digest.ts). */
+  /** Writes each desired object that differs from what is there (desired/digest.ts). */
   private async apply(engine: EngineResource<K>, desired: DesiredObjects): Promise<void> {
     const { view } = this.deps;
     const name = workloadName(this.deps.kind, engine);
+    // An engine stopped before it ever ran has nothing to keep: its workload is written when it
+    // first starts, not for every engine created (or held) paused.
+    if (desired.statefulSet.spec?.replicas === 0 && !present(view.statefulSets.get(name))) return;
     if (desired.configMap) await this.applyChanged(view.configMaps, name, desired.configMap);
     // The policy comes before the pods, so that no pod of the engine is ever reachable unguarded.
     if (desired.networkPolicy) await this.applyChanged(view.networkPolicies, name, desired.networkPolicy);
