@@ -625,12 +625,17 @@ try {
     return known;
   };
   let busyRunning = 0;
+  // When the operator first reconciled each engine: its first status write adds the conditions.
+  const reconciledAt = new Map<string, number>();
   const watched = new WatchedCollection<true>({
     kubeConfig: cluster.kubeConfig,
     ...customResources(cluster.kubeConfig, NAMESPACE, 'daiengines'),
     keep: (object) => {
       const name = object.metadata?.name ?? '';
-      if ((object as { status?: { state?: string } }).status?.state !== 'STATE_RUNNING') return true;
+      const status = (object as { status?: { state?: string; conditions?: unknown[] } }).status;
+      if (status?.conditions !== undefined && !reconciledAt.has(name))
+        reconciledAt.set(name, performance.now());
+      if (status?.state !== 'STATE_RUNNING') return true;
       if (name.startsWith('busy.') && !states.has(name)) busyRunning += 1;
       runningIn(name).resolve(undefined);
       return true;
@@ -647,19 +652,21 @@ try {
   // The busy workspace has a backlog before the first try.
   while (busyCreated < Math.min(FAIR_BUSY, 200)) await new Promise((resolve) => setTimeout(resolve, 50));
   const tries: number[] = [];
+  const firstReconciles: number[] = [];
   let duringBusy = 0;
   for (let i = 0; i < FAIR_TRIES; i++) {
     const tried = performance.now();
     await rest('POST', `/v1/workspaces/quiet/daiEngines?daiEngineId=q${i}`, 'alice', body);
     await runningIn(`quiet.q${i}`).promise;
     tries.push(performance.now() - tried);
+    firstReconciles.push((reconciledAt.get(`quiet.q${i}`) ?? Number.NaN) - tried);
     if (busyRunning < FAIR_BUSY) duringBusy += 1;
   }
   await busy;
   await watched.stop();
   report([
     `P8 one engine of a quiet workspace to RUNNING while a busy one starts ${FAIR_BUSY} (p95 of ${FAIR_TRIES} tries, ${duringBusy} of them while the busy were starting; median)`,
-    `${(percentile(tries, 0.95) / 1000).toFixed(1)} s; median ${(median(tries) / 1000).toFixed(1)} s`,
+    `${(percentile(tries, 0.95) / 1000).toFixed(1)} s; median ${(median(tries) / 1000).toFixed(1)} s; operator's first reconcile p95 ${(percentile(firstReconciles, 0.95) / 1000).toFixed(1)} s`,
     '',
     '',
   ]);
