@@ -205,17 +205,21 @@ export class KubeClient {
   /** The typed patch call of each kind the operator owns, its body sent as it is. */
   private readonly patchers: Record<string, (name: string, body: object) => Promise<KubernetesObject>> = {
     StatefulSet: (name, body) =>
-      this.apps.patchNamespacedStatefulSet({ name, namespace: this.namespace, body }, strategicMergePatch),
-    Service: (name, body) =>
-      this.core.patchNamespacedService({ name, namespace: this.namespace, body }, strategicMergePatch),
+      this.apps.patchNamespacedStatefulSet(this.patchOf(name, body), strategicMergePatch),
+    Service: (name, body) => this.core.patchNamespacedService(this.patchOf(name, body), strategicMergePatch),
     ConfigMap: (name, body) =>
-      this.core.patchNamespacedConfigMap({ name, namespace: this.namespace, body }, strategicMergePatch),
+      this.core.patchNamespacedConfigMap(this.patchOf(name, body), strategicMergePatch),
     NetworkPolicy: (name, body) =>
-      this.networking.patchNamespacedNetworkPolicy(
-        { name, namespace: this.namespace, body },
-        strategicMergePatch,
-      ),
+      this.networking.patchNamespacedNetworkPolicy(this.patchOf(name, body), strategicMergePatch),
   };
+
+  /** A patch request of an owned object in the namespace, by the operator's field manager. */
+  private patchOf(
+    name: string,
+    body: object,
+  ): { name: string; namespace: string; body: object; fieldManager: string } {
+    return { name, namespace: this.namespace, body, fieldManager: FIELD_MANAGER };
+  }
 
   async growClaim(name: string, bytes: bigint): Promise<V1PersistentVolumeClaim> {
     return this.call('patch', `PersistentVolumeClaim/${name}`, () =>
