@@ -19,7 +19,12 @@
  *   running ones paused;
  * - P6: AIEM_BENCH_ADMITTED engines (default 1,000) written to the Kubernetes API as a user, as
  *   kubectl does, reviewed by the gateway's admission webhooks, against as many written by the
- *   cluster admin, whom the webhooks leave alone: what admission adds to a Kubernetes write.
+ *   cluster admin, whom the webhooks leave alone: what admission adds to a Kubernetes write;
+ * - P4w: the operator's calls to the apiserver per engine P4 started, by verb (it reads through
+ *   its watches, so every call is a write);
+ * - P8: fairness between workspaces: the time to RUNNING of one engine in a quiet workspace
+ *   (AIEM_BENCH_FAIR_TRIES tries, default 20, one after another; p95) while a busy workspace's
+ *   AIEM_BENCH_FAIR engines (default 2,000) start.
  *
  * Prints a table; README records a run.
  */
@@ -55,6 +60,9 @@ const ENGINES_STARTED = Number(process.env['AIEM_BENCH_RUNNING'] ?? 1_000);
 const ENGINES_HELD = Number(process.env['AIEM_BENCH_HELD'] ?? 3_000);
 /** P6: engines written through the admission webhooks. */
 const ENGINES_ADMITTED = Number(process.env['AIEM_BENCH_ADMITTED'] ?? 1_000);
+/** P8: engines a busy workspace starts, and the quiet workspace's engines timed meanwhile. */
+const FAIR_BUSY = Number(process.env['AIEM_BENCH_FAIR'] ?? 2_000);
+const FAIR_TRIES = Number(process.env['AIEM_BENCH_FAIR_TRIES'] ?? 20);
 /** P4b: how long the running engines are left alone while the operator's writes are counted. */
 const QUIET_MS = 30_000;
 
@@ -235,6 +243,8 @@ interface OperatorProcess {
   pid: number | undefined;
   /** Calls it has made to the apiserver (all writes: it reads through its watches). */
   calls(): Promise<number>;
+  /** The same calls by verb. */
+  callsByVerb(): Promise<Map<string, number>>;
   /** Resolves once it holds at least `objects` objects and has nothing left to do. */
   idle(objects?: number): Promise<void>;
   stop(): Promise<void>;
@@ -254,9 +264,19 @@ async function startOperatorProcess(env: Record<string, string>): Promise<Operat
       .reduce((total, line) => total + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
   const metrics = async (): Promise<string> => (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
   const calls = async (): Promise<number> => sum(await metrics(), 'aiem_kube_requests_total');
+  const callsByVerb = async (): Promise<Map<string, number>> => {
+    const byVerb = new Map<string, number>();
+    for (const line of (await metrics()).split('\n')) {
+      const verb = /^aiem_kube_requests_total\{.*verb="([^"]+)"/.exec(line)?.[1];
+      if (verb === undefined) continue;
+      byVerb.set(verb, (byVerb.get(verb) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
+    }
+    return byVerb;
+  };
   return {
     pid: child.pid,
     calls,
+    callsByVerb,
     async idle(objects = 0): Promise<void> {
       let previous = -1;
       for (;;) {
@@ -278,7 +298,7 @@ const cluster = await startCluster({
   // Room for the engines (1 CPU each) and as many bare StatefulSets on a few large nodes: every
   // simulated node adds its own heartbeats to the apiserver's load.
   nodes: {
-    cpuNodes: Math.ceil((2 * ENGINES_STARTED) / 450) + 1,
+    cpuNodes: Math.ceil((2 * ENGINES_STARTED + FAIR_BUSY + FAIR_TRIES) / 450) + 1,
     cpuNodeCapacity: { cpu: '256', memory: '1Ti', pods: '500' },
     gpuNodes: 1,
     gpusPerNode: 4,
@@ -584,6 +604,8 @@ try {
     (engine) => (engine as { status?: { state?: string } }).status?.state === 'STATE_RUNNING',
     ENGINES_STARTED,
   );
+  await operator.idle();
+  const callsAtStart = await operator.callsByVerb();
   start = performance.now();
   await batch(ENGINES_STARTED, CONCURRENCY, (i) =>
     rest('POST', `/v1/workspaces/run/daiEngines?daiEngineId=r${i}`, 'alice', body),
@@ -620,6 +642,18 @@ try {
 
   // P4b: the running engines left alone; what the operator writes meanwhile.
   await operator.idle();
+  const callsStarted = await operator.callsByVerb();
+  report([
+    `P4w operator calls per engine started in P4, by verb`,
+    [...callsStarted]
+      .map(([verb, n]) => [verb, (n - (callsAtStart.get(verb) ?? 0)) / ENGINES_STARTED] as const)
+      .filter(([, perEngine]) => perEngine > 0)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([verb, perEngine]) => `${verb} ${perEngine.toFixed(2)}`)
+      .join(', '),
+    '',
+    '',
+  ]);
   const callsBefore = await operator.calls();
   await new Promise((resolve) => setTimeout(resolve, QUIET_MS));
   const callsPerSecond = ((await operator.calls()) - callsBefore) / (QUIET_MS / 1000);
@@ -630,7 +664,7 @@ try {
     '',
   ]);
 
-  // P5o: up to ENGINES_HELD engines, the others paused (their StatefulSets at 0 replicas),
+  // P5o: up to ENGINES_HELD engines, the others created paused (no workload until they start),
   // written as the API stores them; a fresh operator process lists them all and settles.
   const template = (await custom.getNamespacedCustomObject({ ...target, name: 'run.r0' })) as {
     metadata: { annotations?: Record<string, string> };
@@ -651,11 +685,95 @@ try {
   // Without a rate limit, so that the setting-up is quick: memory is what is measured.
   await operator.stop();
   operator = await startOperatorProcess({ ...operatorEnv, AIEM_OPERATOR_QPS: '0' });
-  // Each engine: itself, its StatefulSet, Service and ConfigMap; a running one a pod and a claim.
-  await operator.idle(ENGINES_HELD * 4 + ENGINES_STARTED * 2);
+  // Each engine: itself; a running one also its StatefulSet, Service, ConfigMap, pod and claim (an
+  // engine paused before it ever ran has no workload).
+  await operator.idle(ENGINES_HELD + ENGINES_STARTED * 5);
   report([
     `P5o operator memory (RSS) with ${ENGINES_HELD} engines (${ENGINES_STARTED} running)`,
     `${(rssBytes(operator.pid) / 2 ** 20).toFixed(0)} MiB`,
+    '',
+    '',
+  ]);
+  await operator.stop();
+
+  // P8: a quiet workspace's engines, one at a time, while a busy workspace starts many.
+  operator = await startOperatorProcess(operatorEnv);
+  await operator.idle();
+  const states = new Map<string, PromiseWithResolvers<undefined>>();
+  const runningIn = (name: string): PromiseWithResolvers<undefined> => {
+    const known = states.get(name) ?? Promise.withResolvers<undefined>();
+    states.set(name, known);
+    return known;
+  };
+  let busyRunning = 0;
+  // When the operator first reconciled each engine: its first status write adds the conditions.
+  const reconciledAt = new Map<string, number>();
+  const watched = new WatchedCollection<true>({
+    kubeConfig: cluster.kubeConfig,
+    ...customResources(cluster.kubeConfig, NAMESPACE, 'daiengines'),
+    keep: (object) => {
+      const name = object.metadata?.name ?? '';
+      const status = (object as { status?: { state?: string; conditions?: unknown[] } }).status;
+      if (status?.conditions !== undefined && !reconciledAt.has(name))
+        reconciledAt.set(name, performance.now());
+      if (status?.state !== 'STATE_RUNNING') return true;
+      if (name.startsWith('busy.') && !states.has(name)) busyRunning += 1;
+      runningIn(name).resolve(undefined);
+      return true;
+    },
+    log: pino({ level: 'silent' }),
+    what: 'daiengines',
+  });
+  await watched.start();
+  // When each engine's StatefulSet first reported a ready pod: the cluster's part of a start.
+  const podReadyAt = new Map<string, number>();
+  const sets = new WatchedCollection<true>({
+    kubeConfig: cluster.kubeConfig,
+    path: `/apis/apps/v1/namespaces/${NAMESPACE}/statefulsets`,
+    listPage: (limit, token) =>
+      apps.listNamespacedStatefulSet({
+        namespace: NAMESPACE,
+        limit,
+        ...(token === undefined ? {} : { _continue: token }),
+      }),
+    keep: (object) => {
+      const engine = object.metadata?.annotations?.['engine.h2o.ai/engine'];
+      const ready = ((object as V1StatefulSet).status?.readyReplicas ?? 0) >= 1;
+      if (engine !== undefined && ready && !podReadyAt.has(engine)) podReadyAt.set(engine, performance.now());
+      return true;
+    },
+    log: pino({ level: 'silent' }),
+    what: 'statefulsets',
+  });
+  await sets.start();
+  let busyCreated = 0;
+  const busy = batch(FAIR_BUSY, CONCURRENCY, async (i) => {
+    await rest('POST', `/v1/workspaces/busy/daiEngines?daiEngineId=b${i}`, 'alice', body);
+    busyCreated += 1;
+  });
+  // The busy workspace has a backlog before the first try.
+  while (busyCreated < Math.min(FAIR_BUSY, 200)) await new Promise((resolve) => setTimeout(resolve, 50));
+  const tries: number[] = [];
+  const firstReconciles: number[] = [];
+  const triedAt: number[] = [];
+  let duringBusy = 0;
+  for (let i = 0; i < FAIR_TRIES; i++) {
+    const tried = performance.now();
+    await rest('POST', `/v1/workspaces/quiet/daiEngines?daiEngineId=q${i}`, 'alice', body);
+    await runningIn(`quiet.q${i}`).promise;
+    tries.push(performance.now() - tried);
+    firstReconciles.push((reconciledAt.get(`quiet.q${i}`) ?? Number.NaN) - tried);
+    triedAt.push(tried);
+    if (busyRunning < FAIR_BUSY) duringBusy += 1;
+  }
+  await busy;
+  // A StatefulSet's readyReplicas may trail the pod the operator saw ready: read once all are in.
+  const podsReady = triedAt.map((tried, i) => (podReadyAt.get(`quiet.q${i}`) ?? Number.NaN) - tried);
+  await watched.stop();
+  await sets.stop();
+  report([
+    `P8 one engine of a quiet workspace to RUNNING while a busy one starts ${FAIR_BUSY} (p95 of ${FAIR_TRIES} tries, ${duringBusy} of them while the busy were starting; median)`,
+    `${(percentile(tries, 0.95) / 1000).toFixed(1)} s; median ${(median(tries) / 1000).toFixed(1)} s; operator's first reconcile p95 ${(percentile(firstReconciles, 0.95) / 1000).toFixed(1)} s; pod ready p95 ${(percentile(podsReady, 0.95) / 1000).toFixed(1)} s`,
     '',
     '',
   ]);
