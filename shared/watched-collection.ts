@@ -84,6 +84,12 @@ const WATCH_SECONDS = 20;
 const BACKOFF_MIN_MS = 100;
 const BACKOFF_MAX_MS = 5_000;
 
+/** One caller of `until`: what it waits for, and how it is answered. */
+interface Waiter {
+  holds(): boolean;
+  settle(held: boolean): void;
+}
+
 type WatchEnd = { kind: 'closed' } | { kind: 'gone' } | { kind: 'failed'; error: unknown };
 
 export class WatchedCollection<T> {
@@ -101,7 +107,7 @@ export class WatchedCollection<T> {
   private resuming = false;
   private stopped = false;
   private current: AbortController | undefined;
-  private readonly waiters = new Set<() => void>();
+  private readonly waiters = new Set<Waiter>();
   private loop: Promise<void> | undefined;
   private readonly firstSync: PromiseWithResolvers<void> = Promise.withResolvers();
 
@@ -183,29 +189,35 @@ export class WatchedCollection<T> {
     return (await this.until(matches, timeoutMs)) ? this.objects.get(name) : undefined;
   }
 
-  /** Waits until `condition` holds after some change, at most `timeoutMs`. */
-  private async until(condition: () => boolean, timeoutMs: number): Promise<boolean> {
-    const deadline = Date.now() + timeoutMs;
-    while (!condition()) {
-      const left = deadline - Date.now();
-      if (left <= 0 || this.stopped) return false;
-      await new Promise<void>((resolve) => {
-        const done = (): void => {
+  /**
+   * Waits until `condition` holds after some change, at most `timeoutMs`. Each change checks the
+   * waiting conditions and settles only those that hold: the others keep their timer, so that a
+   * burst of writes each awaiting its own event costs one check per waiter and event.
+   */
+  private until(condition: () => boolean, timeoutMs: number): Promise<boolean> {
+    if (condition()) return Promise.resolve(true);
+    if (timeoutMs <= 0 || this.stopped) return Promise.resolve(false);
+    return new Promise<boolean>((resolve) => {
+      const waiter: Waiter = {
+        holds: condition,
+        settle: (held) => {
           clearTimeout(timer);
-          this.waiters.delete(done);
-          resolve();
-        };
-        const timer = setTimeout(done, left);
-        this.waiters.add(done);
-      });
-    }
-    return true;
+          this.waiters.delete(waiter);
+          resolve(held);
+        },
+      };
+      const timer = setTimeout(() => {
+        waiter.settle(condition());
+      }, timeoutMs);
+      this.waiters.add(waiter);
+    });
   }
 
   private wake(): void {
-    const waiting = [...this.waiters];
-    this.waiters.clear();
-    for (const resolve of waiting) resolve();
+    for (const waiter of [...this.waiters]) {
+      const held = waiter.holds();
+      if (held || this.stopped) waiter.settle(held);
+    }
   }
 
   private async run(): Promise<void> {
