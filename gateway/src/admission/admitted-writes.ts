@@ -40,7 +40,10 @@ export class AdmittedWrites {
       if (expires > now && this.records.size < MAX_RECORDS) break;
       this.records.delete(key);
     }
-    this.records.set(digestOf(request, patched(request.object, patch)), now + RECORD_MS);
+    // What the validating review will see of the object: the submitted one, changed by the patch.
+    const produced = decisiveOf(request.object);
+    applyPatch(produced, patch);
+    this.records.set(digestOf(request, produced), now + RECORD_MS);
   }
 
   /**
@@ -48,8 +51,8 @@ export class AdmittedWrites {
    * gateway admitted for the same caller and stored version; the record is used up.
    */
   recalls(request: AdmissionRequest): boolean {
-    if (request.object == null) return false;
-    const key = digestOf(request, request.object);
+    if (request.object == null || this.records.size === 0) return false;
+    const key = digestOf(request, decisiveOf(request.object));
     const expires = this.records.get(key);
     if (expires === undefined) return false;
     this.records.delete(key);
@@ -57,8 +60,8 @@ export class AdmittedWrites {
   }
 }
 
-/** The digest of what decides a review of `request` whose object is `object`. */
-function digestOf(request: AdmissionRequest, object: CustomResource): string {
+/** The digest of what decides a review of `request` whose object reads as `object` (decisiveOf). */
+function digestOf(request: AdmissionRequest, object: object): string {
   const old = request.oldObject?.metadata;
   const decisive = {
     operation: request.operation,
@@ -67,14 +70,15 @@ function digestOf(request: AdmissionRequest, object: CustomResource): string {
     dryRun: request.dryRun === true,
     user: request.userInfo,
     old: old === undefined ? null : { uid: old.uid ?? '', resourceVersion: old.resourceVersion ?? '' },
-    object: decisiveOf(object),
+    object,
   };
   return createHash('sha256').update(canonical(decisive)).digest('base64url');
 }
 
 /**
- * What a review reads of an object: all but what the apiserver itself sets between the two
- * reviews (uid, creation time, generation, managed fields) and status, which no review decides.
+ * What a review reads of an object, in the object's own shape so that the review's patch applies
+ * to it: all but what the apiserver itself sets between the two reviews (uid, creation time,
+ * generation, managed fields) and status, which no review decides. Its maps and lists are copies.
  */
 function decisiveOf(object: CustomResource): object {
   const { name, namespace, labels, annotations, finalizers, deletionTimestamp } = object.metadata;
@@ -84,35 +88,34 @@ function decisiveOf(object: CustomResource): object {
     metadata: {
       name,
       namespace,
-      labels,
-      annotations,
-      finalizers,
+      labels: labels === undefined ? undefined : { ...labels },
+      annotations: annotations === undefined ? undefined : { ...annotations },
+      finalizers: finalizers === undefined ? undefined : [...finalizers],
       deletionTimestamp: String(deletionTimestamp ?? ''),
     },
-    spec: object.spec,
+    spec: { ...object.spec },
   };
 }
 
 /** JSON with object keys sorted, so that equal values have equal text whatever their key order. */
 export function canonical(value: unknown): string {
+  if (typeof value !== 'object' || value === null) return JSON.stringify(value);
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (typeof value === 'object' && value !== null) {
-    const entries = Object.entries(value)
-      .filter(([, field]) => field !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([key, field]) => `${JSON.stringify(key)}:${canonical(field)}`).join(',')}}`;
+  const members = new Map(Object.entries(value));
+  let text = '';
+  for (const key of [...members.keys()].sort()) {
+    const member: unknown = members.get(key);
+    if (member !== undefined) text += `${text === '' ? '' : ','}${JSON.stringify(key)}:${canonical(member)}`;
   }
-  return JSON.stringify(value);
+  return `{${text}}`;
 }
 
 /**
- * The object as the apiserver holds it after the review's patch, in the forms patchTo writes
+ * Changes `target` as the apiserver does with the review's patch, in the forms patchTo writes
  * (review.ts): add, replace or remove a member; append to a list.
  */
-export function patched(object: CustomResource, patch: readonly PatchOperation[]): CustomResource {
-  const result = structuredClone(object);
-  for (const operation of patch) apply(result, operation);
-  return result;
+export function applyPatch(target: object, patch: readonly PatchOperation[]): void {
+  for (const operation of patch) apply(target, operation);
 }
 
 function apply(root: object, operation: PatchOperation): void {
@@ -124,7 +127,7 @@ function apply(root: object, operation: PatchOperation): void {
   let parent: unknown = root;
   for (const token of tokens) parent = memberOf(parent, token);
   if (last === undefined || typeof parent !== 'object' || parent === null) return;
-  const value: unknown = structuredClone(operation.value);
+  const { value } = operation;
   if (Array.isArray(parent)) {
     if (operation.op === 'remove') parent.splice(Number(last), 1);
     else if (last === '-') parent.push(value);

@@ -5,7 +5,7 @@ import { ApiError, invalidArgument } from '../errors/api-error.ts';
 import { Code } from '../errors/code.ts';
 import { currentAdmission } from '../store/admission.ts';
 import type { CustomResource } from '../store/objects.ts';
-import { AdmittedWrites, patched } from './admitted-writes.ts';
+import { AdmittedWrites, applyPatch } from './admitted-writes.ts';
 import { decide, type DecideDeps } from './decide.ts';
 import type { AdmissionRequest, PatchOperation } from './review.ts';
 
@@ -104,7 +104,8 @@ async function mutated(deps: DecideDeps, old?: CustomResource): Promise<CustomRe
   const object = submitted();
   const { response } = await decide('mutate', reviewOf(object, 'alice', old), deps);
   expect(response.allowed).toBe(true);
-  const after = patched(object, patchOf(response));
+  const after = structuredClone(object);
+  applyPatch(after, patchOf(response));
   const { labels, annotations, finalizers, name, namespace } = after.metadata;
   return {
     spec: Object.fromEntries(Object.entries(after.spec).reverse()),
