@@ -169,6 +169,20 @@ export class WatchedCollection<T> {
     return target !== undefined && this.newest >= target;
   }
 
+  /**
+   * Holds what is kept of an object its writer has just written (at `resourceVersion`), before
+   * the write's watch event arrives, so that the writer reads its own write at once. A copy that
+   * has seen that resourceVersion already holds the write, or a newer version, and is left as it
+   * is; the watch event replaces the held object when it comes.
+   */
+  hold(name: string, resourceVersion: string | undefined, kept: T): void {
+    if (versionNumber(resourceVersion) === undefined || this.has(resourceVersion)) return;
+    const before = this.objects.get(name);
+    this.objects.set(name, kept);
+    this.options.onChange?.(name, before, kept);
+    this.wake();
+  }
+
   /** Waits until the copy has seen the given resourceVersion, at most `timeoutMs`; false if not by then. */
   seen(resourceVersion: string | undefined, timeoutMs: number): Promise<boolean> {
     if (versionNumber(resourceVersion) === undefined) return Promise.resolve(false);
