@@ -84,10 +84,18 @@ const WATCH_SECONDS = 20;
 const BACKOFF_MIN_MS = 100;
 const BACKOFF_MAX_MS = 5_000;
 
+/** One caller of `until`: what it waits for, and how it is answered. */
+interface Waiter {
+  holds(): boolean;
+  settle(held: boolean): void;
+}
+
 type WatchEnd = { kind: 'closed' } | { kind: 'gone' } | { kind: 'failed'; error: unknown };
 
 export class WatchedCollection<T> {
   private readonly objects = new Map<string, T>();
+  /** The resourceVersions of held writes whose watch event has not come yet, by name. */
+  private readonly heldAt = new Map<string, bigint>();
   private readonly options: CollectionOptions<T>;
   private readonly watcher: Watch;
   private resourceVersion = '';
@@ -101,7 +109,7 @@ export class WatchedCollection<T> {
   private resuming = false;
   private stopped = false;
   private current: AbortController | undefined;
-  private readonly waiters = new Set<() => void>();
+  private readonly waiters = new Set<Waiter>();
   private loop: Promise<void> | undefined;
   private readonly firstSync: PromiseWithResolvers<void> = Promise.withResolvers();
 
@@ -163,6 +171,22 @@ export class WatchedCollection<T> {
     return target !== undefined && this.newest >= target;
   }
 
+  /**
+   * Holds what is kept of an object its writer has just written (at `resourceVersion`), before
+   * the write's watch event arrives, so that the writer reads its own write at once. A copy that
+   * has seen that resourceVersion already holds the write, or a newer version, and is left as it
+   * is; the watch event replaces the held object when it comes.
+   */
+  hold(name: string, resourceVersion: string | undefined, kept: T): void {
+    const version = versionNumber(resourceVersion);
+    if (version === undefined || this.has(resourceVersion)) return;
+    this.heldAt.set(name, version);
+    const before = this.objects.get(name);
+    this.objects.set(name, kept);
+    this.options.onChange?.(name, before, kept);
+    this.wake();
+  }
+
   /** Waits until the copy has seen the given resourceVersion, at most `timeoutMs`; false if not by then. */
   seen(resourceVersion: string | undefined, timeoutMs: number): Promise<boolean> {
     if (versionNumber(resourceVersion) === undefined) return Promise.resolve(false);
@@ -183,29 +207,35 @@ export class WatchedCollection<T> {
     return (await this.until(matches, timeoutMs)) ? this.objects.get(name) : undefined;
   }
 
-  /** Waits until `condition` holds after some change, at most `timeoutMs`. */
-  private async until(condition: () => boolean, timeoutMs: number): Promise<boolean> {
-    const deadline = Date.now() + timeoutMs;
-    while (!condition()) {
-      const left = deadline - Date.now();
-      if (left <= 0 || this.stopped) return false;
-      await new Promise<void>((resolve) => {
-        const done = (): void => {
+  /**
+   * Waits until `condition` holds after some change, at most `timeoutMs`. Each change checks the
+   * waiting conditions and settles only those that hold: the others keep their timer, so that a
+   * burst of writes each awaiting its own event costs one check per waiter and event.
+   */
+  private until(condition: () => boolean, timeoutMs: number): Promise<boolean> {
+    if (condition()) return Promise.resolve(true);
+    if (timeoutMs <= 0 || this.stopped) return Promise.resolve(false);
+    return new Promise<boolean>((resolve) => {
+      const waiter: Waiter = {
+        holds: condition,
+        settle: (held) => {
           clearTimeout(timer);
-          this.waiters.delete(done);
-          resolve();
-        };
-        const timer = setTimeout(done, left);
-        this.waiters.add(done);
-      });
-    }
-    return true;
+          this.waiters.delete(waiter);
+          resolve(held);
+        },
+      };
+      const timer = setTimeout(() => {
+        waiter.settle(condition());
+      }, timeoutMs);
+      this.waiters.add(waiter);
+    });
   }
 
   private wake(): void {
-    const waiting = [...this.waiters];
-    this.waiters.clear();
-    for (const resolve of waiting) resolve();
+    for (const waiter of [...this.waiters]) {
+      const held = waiter.holds();
+      if (held || this.stopped) waiter.settle(held);
+    }
   }
 
   private async run(): Promise<void> {
@@ -338,6 +368,14 @@ export class WatchedCollection<T> {
 
   private put(object: KubernetesObject): void {
     const name = object.metadata?.name ?? '';
+    // The event of an older version than a write held since (two writes in a row by this
+    // replica) would take the reader back in time: the held write stays until its own event.
+    const held = this.heldAt.get(name);
+    if (held !== undefined) {
+      const version = versionNumber(object.metadata?.resourceVersion);
+      if (version !== undefined && version < held) return;
+      this.heldAt.delete(name);
+    }
     const kept = this.options.keep(object);
     if (kept === undefined) {
       this.remove(name);
@@ -349,6 +387,7 @@ export class WatchedCollection<T> {
   }
 
   private remove(name: string): void {
+    this.heldAt.delete(name);
     const before = this.objects.get(name);
     if (before === undefined) return;
     this.objects.delete(name);

@@ -117,7 +117,9 @@ async function serve({ routes, handlers, caller }: Mux, req: Request, res: Respo
   });
   const closed = new AbortController();
   res.on('close', () => {
-    closed.abort();
+    // Only a caller gone before the answer is news to the handler; aborting after every answer
+    // would build an AbortError (and its stack) per call for nobody.
+    if (!res.writableFinished) closed.abort();
   });
   const response = await handler(request, { caller, signal: closed.signal });
   if (isServerStream(response)) await writeStream(res, found.route.responseType, response);

@@ -30,7 +30,10 @@ const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const STATUS_ATTEMPTS = 3;
 const STATUS_RETRY_MS = 200;
 
-/** How long a write waits for the cache to see it, so that the caller reads its own write. */
+/**
+ * How long a decision under a lock waits for the cache to see the previous holder's write, and
+ * a delete for the cache to drop the object, before reading from the apiserver instead.
+ */
 const READ_OWN_WRITE_MS = 2_000;
 
 /** An object found for a resource name: its metadata and its message. */
@@ -45,8 +48,8 @@ export interface Located {
  * silently overwriting it.
  *
  * Reads come from watch-fed caches once {@link startCaches} ran (ARCHITECTURE.md, "Reads from
- * the cache"): every write waits until the cache has seen it, so a caller reads its own writes;
- * a name the cache does not hold is looked up at the apiserver, so a resource just created
+ * the cache"): every write is held by the cache as the apiserver answered it until its watch
+ * event arrives, so a caller reads its own writes at once; a name the cache does not hold is looked up at the apiserver, so a resource just created
  * through another replica is found too; while a cache is not in sync, reads answer UNAVAILABLE
  * rather than anything stale. Without caches, every read goes to the apiserver.
  */
@@ -133,15 +136,29 @@ export class ResourceStore implements Store, ClusterPlacement {
     return fresh ? await this.listDirect(kind, workspace) : await this.list(kind, workspace);
   }
 
-  /** Waits (bounded) until the kind's cache has seen a write, so that the writer reads it next. */
-  private async settle(kind: ResourceKind, resourceVersion: string): Promise<void> {
+  /**
+   * Notes a write of this replica: the newest resourceVersion it wrote of the kind (what a lock's
+   * next holder awaits), and the object, which the cache holds at once so that the writer reads
+   * it next, without waiting for its watch event.
+   */
+  private noteWrite(kind: ResourceKind, object: CustomResource): void {
+    const resourceVersion = object.metadata.resourceVersion ?? '';
     const newest = this.written.get(kind.kind);
     if (newest === undefined || BigInt(resourceVersion || '0') > BigInt(newest))
       this.written.set(kind.kind, resourceVersion);
-    const cache = this.caches.get(kind.kind);
-    if (cache !== undefined && !(await cache.seen(resourceVersion, READ_OWN_WRITE_MS))) {
-      log.warn({ kind: kind.kind, resourceVersion }, 'the cache did not see a write in time');
-    }
+    this.caches.get(kind.kind)?.wrote(object);
+  }
+
+  /**
+   * The object as the cache read it, if the cache holds this very version: the watch event of a
+   * write has been read into a message already, which the writer need not do again.
+   */
+  private cached(kind: ResourceKind, object: CustomResource): Stored | undefined {
+    const entry = this.caches.get(kind.kind)?.object(object.metadata.name);
+    const version = object.metadata.resourceVersion;
+    return entry !== undefined && version !== undefined && entry.stored.resourceVersion === version
+      ? entry.stored
+      : undefined;
   }
 
   /** Creates the resource; ALREADY_EXISTS when its name is taken. */
@@ -157,8 +174,8 @@ export class ResourceStore implements Store, ClusterPlacement {
       this.api.createNamespacedCustomObject({ ...this.target(kind), body }),
     );
     if (statusLeft === undefined) {
-      await this.settle(kind, created.metadata.resourceVersion ?? '');
-      return stored(kind, created);
+      this.noteWrite(kind, created);
+      return this.cached(kind, created) ?? stored(kind, created);
     }
     // Too large for the annotation: status in a second write, and if that fails the creation
     // is undone so that no half-written resource remains.
@@ -303,7 +320,7 @@ export class ResourceStore implements Store, ClusterPlacement {
         setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
       ),
     );
-    await this.settle(kind, patched.metadata.resourceVersion ?? '');
+    this.noteWrite(kind, patched);
   }
 
   /** Deletes the resource, if given only while it is at `resourceVersion`; NOT_FOUND when gone. */
@@ -324,7 +341,7 @@ export class ResourceStore implements Store, ClusterPlacement {
     // An object with finalizers stays, marked for deletion (a write to wait for); one without
     // is gone (the answer is a Status, and the cache must drop it).
     const cache = this.caches.get(kind.kind);
-    if (answer.kind === kind.kind) await this.settle(kind, answer.metadata.resourceVersion ?? '');
+    if (answer.kind === kind.kind) this.noteWrite(kind, answer);
     else await cache?.gone(metadata.name, READ_OWN_WRITE_MS);
   }
 
@@ -370,8 +387,8 @@ export class ResourceStore implements Store, ClusterPlacement {
     for (let attempt = 1; ; attempt++) {
       try {
         const written = await write();
-        await this.settle(kind, written.metadata.resourceVersion ?? '');
-        return stored(kind, written);
+        this.noteWrite(kind, written);
+        return this.cached(kind, written) ?? stored(kind, written);
       } catch (error: unknown) {
         const retryable = error instanceof ApiError && error.code === Code.UNAVAILABLE;
         if (!retryable || attempt >= STATUS_ATTEMPTS) throw error;

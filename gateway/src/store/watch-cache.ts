@@ -2,8 +2,9 @@
  * A watch-fed cache of one kind's custom resources (shared/watched-collection.ts lists and
  * watches, and says when it is in sync). Reads are served from memory, already converted into
  * API messages; nothing but what the API needs of an object is kept (no managedFields, no raw
- * spec). `seen` and `gone` let a writer wait until the cache has seen its write, so that a caller
- * reads its own writes from this replica.
+ * spec). A writer hands its write to the cache (`wrote`), so that a caller reads its own writes
+ * from this replica at once; `seen` and `gone` let a writer wait until the watch has brought a
+ * write (its own or another replica's).
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
@@ -60,7 +61,8 @@ export class KindCache {
     this.collection = new WatchedCollection<CachedObject>({
       kubeConfig,
       ...customResources(kubeConfig, namespace, kind.plural),
-      keep: (object) => this.entry(object as CustomResource),
+      // This replica's own write, held since it was answered (wrote), is read once.
+      keep: (object) => this.held(object as CustomResource) ?? this.entry(object as CustomResource),
       onChange: (name, before, after) => {
         this.workspaces.update(name, before, after, (o) => o.workspace);
         for (const index of this.indexes.values()) index.update(before, after);
@@ -135,6 +137,13 @@ export class KindCache {
     return storedRun(index.group(`${everywhere ? '' : workspace}\u0000${group}`));
   }
 
+  /** Holds an object this replica has just written, until its watch event arrives (see WatchedCollection.hold). */
+  wrote(object: CustomResource): void {
+    const entry = this.entry(object);
+    if (entry !== undefined)
+      this.collection.hold(object.metadata.name, object.metadata.resourceVersion, entry);
+  }
+
   /** Waits until the cache has seen the resourceVersion of a write, at most `timeoutMs`. */
   seen(resourceVersion: string | undefined, timeoutMs: number): Promise<boolean> {
     return this.collection.seen(resourceVersion, timeoutMs);
@@ -152,6 +161,15 @@ export class KindCache {
   /** Waits until the object of that name is gone from the cache, at most `timeoutMs`. */
   gone(name: string, timeoutMs: number): Promise<boolean> {
     return this.collection.gone(name, timeoutMs);
+  }
+
+  /** What the cache holds of this very version of the object, if anything. */
+  private held(object: CustomResource): CachedObject | undefined {
+    const current = this.collection.get(object.metadata.name);
+    const version = object.metadata.resourceVersion;
+    return current !== undefined && version !== undefined && current.stored.resourceVersion === version
+      ? current
+      : undefined;
   }
 
   /** What is kept of an object: its message and what a replace needs; nothing when no API name reaches it. */

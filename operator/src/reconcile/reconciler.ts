@@ -15,7 +15,7 @@
  */
 import type { KubernetesObject, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import {
-  GROUP,
+  ENGINE_FINALIZER,
   ID_LABEL,
   LAST_ACTIVITY_ANNOTATION,
   STOP_REASON_ANNOTATION,
@@ -51,7 +51,8 @@ import { MalformedAnswer, recentActivity } from '../activity/activity-probe.ts';
 import type { ActivityProber, EngineAsker } from '../activity/prober.ts';
 import { parseStorageQuantity } from '../../../shared/quantity.ts';
 
-export const FINALIZER = `${GROUP}/cleanup`;
+/** The API writes it with the engine; an engine written without it (the admin's kubectl) gets it here. */
+export const FINALIZER = ENGINE_FINALIZER;
 /** While deleting, look again this soon if no event arrives first. */
 const CLEANUP_RECHECK_MS = 2000;
 /** While an engine awaits its snapshots, look again this soon if no event arrives first. */
