@@ -261,7 +261,7 @@ export class WatchedCollection<T> {
   private async relist(): Promise<void> {
     const { fresh, version } = await this.listAll();
     for (const name of [...this.objects.keys()]) if (!fresh.has(name)) this.remove(name);
-    for (const item of fresh.values()) this.put(item);
+    for (const [name, kept] of fresh) this.store(name, kept);
     this.advance(version);
     this.listCount++;
     this.isSynced = true;
@@ -269,14 +269,19 @@ export class WatchedCollection<T> {
     this.firstSync.resolve();
   }
 
-  /** Every object of the collection, page by page, and the list's resourceVersion. */
-  private async listAll(): Promise<{ fresh: Map<string, KubernetesObject>; version: string }> {
-    const fresh = new Map<string, KubernetesObject>();
+  /**
+   * What is kept of every object of the collection, page by page, and the list's
+   * resourceVersion. Each page is kept as it arrives, so that the list never holds more than one
+   * page of whole objects: a collection of thousands listed whole (with managedFields, pod
+   * templates) made a peak the process's heap kept long after.
+   */
+  private async listAll(): Promise<{ fresh: Map<string, T | undefined>; version: string }> {
+    const fresh = new Map<string, T | undefined>();
     let token: string | undefined;
     let version = '';
     do {
       const page = await this.options.listPage(LIST_PAGE, token);
-      for (const item of page.items) fresh.set(item.metadata?.name ?? '', item);
+      for (const item of page.items) fresh.set(item.metadata?.name ?? '', this.options.keep(item));
       token = continueToken(page);
       version = page.metadata?.resourceVersion ?? version;
     } while (token !== undefined && !this.stopped);
@@ -337,8 +342,11 @@ export class WatchedCollection<T> {
   }
 
   private put(object: KubernetesObject): void {
-    const name = object.metadata?.name ?? '';
-    const kept = this.options.keep(object);
+    this.store(object.metadata?.name ?? '', this.options.keep(object));
+  }
+
+  /** Holds what is kept of the object of that name; nothing kept reads as absent. */
+  private store(name: string, kept: T | undefined): void {
     if (kept === undefined) {
       this.remove(name);
       return;

@@ -38,6 +38,7 @@ import {
 } from '../../../shared/watched-collection.ts';
 import { ENGINE_ANNOTATION } from '../desired/workload.ts';
 import type { EngineKind, EngineKindName, EngineResource } from '../kinds/kind.ts';
+import { trimClaim, trimPod, trimStatefulSet, trimToMetadata } from './trim.ts';
 
 /** Hears which engine (kind and name) a change concerns. */
 export type EngineChanged = (kind: string, name: string) => void;
@@ -63,30 +64,6 @@ function trimMetadata<M extends Pick<V1ObjectMeta, 'managedFields' | 'annotation
 
 /** Objects whose writes are tracked by name and resourceVersion. */
 type Versioned = { metadata?: { name?: string; resourceVersion?: string } };
-
-/** What is kept of each kind of owned object. */
-const TRIM = {
-  statefulSet: (o: V1StatefulSet): V1StatefulSet => ({
-    metadata: trimMetadata(o.metadata ?? {}),
-    spec: {
-      replicas: o.spec?.replicas ?? 1,
-      selector: o.spec?.selector ?? {},
-      serviceName: o.spec?.serviceName ?? '',
-      template: {},
-      ...(o.spec?.volumeClaimTemplates ? { volumeClaimTemplates: o.spec.volumeClaimTemplates } : {}),
-    },
-  }),
-  pod: (o: V1Pod): V1Pod => ({
-    metadata: trimMetadata(o.metadata ?? {}),
-    ...(o.status ? { status: o.status } : {}),
-  }),
-  claim: (o: V1PersistentVolumeClaim): V1PersistentVolumeClaim => ({
-    metadata: trimMetadata(o.metadata ?? {}),
-    ...(o.spec ? { spec: { resources: o.spec.resources ?? {} } } : {}),
-    ...(o.status ? { status: { phase: o.status.phase ?? '', capacity: o.status.capacity ?? {} } } : {}),
-  }),
-  metadataOnly: (o: KubernetesObject): KubernetesObject => ({ metadata: trimMetadata(o.metadata ?? {}) }),
-};
 
 /** Equal parts of engines' status (profile and version snapshots, conditions) kept once. */
 const PARTS = new SharedParts();
@@ -127,9 +104,13 @@ class OwnWrites<T extends Versioned> {
     return written;
   }
 
-  /** Forgets the writes of an object that is gone. */
-  forget(name: string): void {
-    this.written.delete(name);
+  /**
+   * Hears the copy's object of that name change: a write the copy has caught up with (or an
+   * object gone) is forgotten, so that writes are not kept beside the copy until the next read.
+   */
+  changed(name: string, copy: T | undefined): void {
+    if (copy === undefined) this.written.delete(name);
+    else if (this.written.has(name)) this.pick(name, copy);
   }
 }
 
@@ -203,7 +184,7 @@ export class OwnedCopy<T extends KubernetesObject> implements OwnedObjects<T> {
   }
 
   private index(name: string, before: T | undefined, after: T | undefined): void {
-    if (after === undefined) this.own.forget(name);
+    this.own.changed(name, after);
     this.byEngine.update(name, before, after, (o) => o.metadata?.labels?.[ENGINE_UID_LABEL]);
   }
 }
@@ -228,9 +209,9 @@ class EngineCopy<K extends EngineKindName> {
       // The apiserver's objects of the kind's collection, which its CRD's schema checked.
       keep: (object) => engineView(object as EngineResource<K>),
       onChange: (name, _before, after) => {
+        this.own.changed(name, after);
         const version = after?.metadata.resourceVersion;
         if (version !== undefined && this.ownReports.delete(version)) return;
-        if (after === undefined) this.own.forget(name);
         changed(kind.kind, name);
       },
       log: options.log,
@@ -295,28 +276,28 @@ export class ClusterView implements EngineReads {
     this.statefulSets = copy(
       `/apis/apps/v1${ns}/statefulsets`,
       (l, t) => apps.listNamespacedStatefulSet(query(l, t)),
-      TRIM.statefulSet,
+      trimStatefulSet,
     );
-    this.pods = copy(`/api/v1${ns}/pods`, (l, t) => core.listNamespacedPod(query(l, t)), TRIM.pod);
+    this.pods = copy(`/api/v1${ns}/pods`, (l, t) => core.listNamespacedPod(query(l, t)), trimPod);
     this.claims = copy(
       `/api/v1${ns}/persistentvolumeclaims`,
       (l, t) => core.listNamespacedPersistentVolumeClaim(query(l, t)),
-      TRIM.claim,
+      trimClaim,
     );
     this.services = copy(
       `/api/v1${ns}/services`,
       (l, t) => core.listNamespacedService(query(l, t)),
-      TRIM.metadataOnly,
+      trimToMetadata,
     );
     this.configMaps = copy(
       `/api/v1${ns}/configmaps`,
       (l, t) => core.listNamespacedConfigMap(query(l, t)),
-      TRIM.metadataOnly,
+      trimToMetadata,
     );
     this.networkPolicies = copy(
       `/apis/networking.k8s.io/v1${ns}/networkpolicies`,
       (l, t) => networking.listNamespacedNetworkPolicy(query(l, t)),
-      TRIM.metadataOnly,
+      trimToMetadata,
     );
   }
 
@@ -332,9 +313,13 @@ export class ClusterView implements EngineReads {
     ] as WatchedCollection<unknown>[];
   }
 
-  /** Lists and starts watching everything; resolves once every copy holds its whole collection. */
+  /**
+   * Lists and starts watching everything; resolves once every copy holds its whole collection.
+   * The collections are listed one after another: thousands of objects of each kind listed at
+   * once are several pages of whole objects in memory at the same time, a peak the heap keeps.
+   */
   async start(): Promise<void> {
-    await Promise.all(this.collections.map((c) => c.start()));
+    for (const collection of this.collections) await collection.start();
   }
 
   async stop(): Promise<void> {
