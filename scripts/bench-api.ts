@@ -12,15 +12,19 @@
  *   RUNNING under the operator (a process of its own, default settings), against as many
  *   StatefulSets applied straight to the cluster until all their pods are ready (the floor the
  *   cluster itself sets); P4b: the operator's writes per second while they are left alone;
- * - P5o: the operator's memory holding AIEM_BENCH_HELD engines (default 3,000), all but the
- *   running ones paused;
+ * - P5o: the operator's memory holding AIEM_BENCH_HELD engines (default 10,000), all but the
+ *   running ones paused, as a cluster holds paused engines: each with its finalizer and its
+ *   workload (a StatefulSet at 0 replicas, a Service, a ConfigMap), written straight to the
+ *   apiserver, so that setting them up takes creates, not the operator's server-side applies;
+ *   P5g beside it: the gateway's memory holding the same engines;
  * - P6: AIEM_BENCH_ADMITTED engines (default 1,000) written to the Kubernetes API as a user, as
  *   kubectl does, reviewed by the gateway's admission webhooks, against as many written by the
  *   cluster admin, whom the webhooks leave alone: what admission adds to a Kubernetes write.
  *
- * Prints a table; README records a run.
+ * Prints a table; README records a run. `AIEM_BENCH_ONLY=P5o` runs only what P5o needs (the
+ * running engines of P4 and the held ones), to measure memory in a few minutes.
  */
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import {
@@ -28,12 +32,20 @@ import {
   CoreV1Api,
   CustomObjectsApi,
   KubeConfig,
+  KubernetesObjectApi,
   type KubernetesObject,
   type V1StatefulSet,
 } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { customResources, WatchedCollection, type ListPage } from '../shared/watched-collection.ts';
 import { pooled } from '../shared/kube-transport.ts';
+import { RECORDED_ANNOTATION } from '../shared/recorded.ts';
+import { digestOf, withDigest } from '../operator/src/desired/digest.ts';
+import { desiredObjects } from '../operator/src/desired/workload.ts';
+import { daiEngineKind } from '../operator/src/kinds/dai-engine.ts';
+import type { EngineResource } from '../operator/src/kinds/kind.ts';
+import { engineView } from '../operator/src/kube/cluster-view.ts';
+import { FINALIZER } from '../operator/src/reconcile/reconciler.ts';
 import { startCluster, type Cluster } from '../test/cluster/cluster.ts';
 import { applyConfigurations, webhookCertificate, webhookConfigurations } from '../test/cluster/webhooks.ts';
 import { freePort } from '../test/cluster/ports.ts';
@@ -47,7 +59,15 @@ const LOAD_MS = 5_000;
 /** P4: engines run at once (each asks for 1 CPU; the simulated nodes are sized for them). */
 const ENGINES_STARTED = Number(process.env['AIEM_BENCH_RUNNING'] ?? 1_000);
 /** P5o: engines the operator holds, most of them paused. */
-const ENGINES_HELD = Number(process.env['AIEM_BENCH_HELD'] ?? 3_000);
+const ENGINES_HELD = Number(process.env['AIEM_BENCH_HELD'] ?? 10_000);
+/** Whether only the memory measures run (P5o, and P5g holding the same engines). */
+const MEMORY_ONLY = process.env['AIEM_BENCH_ONLY'] === 'P5o';
+/**
+ * AIEM_BENCH_HEAP_SNAPSHOTS=1: heap snapshots of the operator and the gateway holding P5o's
+ * engines, written to the working directory (Heap.*.heapsnapshot), to see what holds memory.
+ */
+const HEAP_SNAPSHOTS = process.env['AIEM_BENCH_HEAP_SNAPSHOTS'] === '1';
+const SNAPSHOT_SIGNAL = '--heapsnapshot-signal=SIGUSR2';
 /** P6: engines written through the admission webhooks. */
 const ENGINES_ADMITTED = Number(process.env['AIEM_BENCH_ADMITTED'] ?? 1_000);
 /** P4b: how long the running engines are left alone while the operator's writes are counted. */
@@ -119,6 +139,22 @@ function rssBytes(pid: number | undefined): number {
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? Number.NaN) * 1024;
 }
 
+/** Has the process write a heap snapshot (started with SNAPSHOT_SIGNAL); resolves once written. */
+async function heapSnapshot(pid: number | undefined): Promise<string> {
+  const ours = (): string[] => readdirSync('.').filter((f) => f.endsWith(`.${pid ?? 0}.0.001.heapsnapshot`));
+  process.kill(pid ?? 0, 'SIGUSR2');
+  let size = -1;
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const file = ours()[0];
+    if (file === undefined) continue;
+    // Written in one go by the process's main thread: done when it stops growing.
+    const now = statSync(file).size;
+    if (now === size && now > 0) return file;
+    size = now;
+  }
+}
+
 /**
  * Resolves once `count` objects of a collection satisfy `done`, as a watched copy sees them: it
  * resumes a watch the apiserver ends and lists again after a 410, which a single long watch
@@ -161,7 +197,7 @@ function engineObject(
   workspace: string,
   id: string,
   spec: Record<string, unknown>,
-  annotations?: Record<string, string>,
+  metadata: { annotations?: Record<string, string>; finalizers?: string[] } = {},
 ): object {
   return {
     apiVersion: 'engine.h2o.ai/v1',
@@ -169,7 +205,7 @@ function engineObject(
     metadata: {
       name: `${workspace}.${id}`,
       labels: { 'engine.h2o.ai/workspace': workspace, 'engine.h2o.ai/id': id },
-      ...(annotations === undefined ? {} : { annotations }),
+      ...metadata,
     },
     spec,
   };
@@ -216,6 +252,8 @@ interface OperatorProcess {
   pid: number | undefined;
   /** Calls it has made to the apiserver (all writes: it reads through its watches). */
   calls(): Promise<number>;
+  /** Its V8 heap's size and use and its external memory (MiB), which its RSS holds. */
+  heap(): Promise<string>;
   /** Resolves once it holds at least `objects` objects and has nothing left to do. */
   idle(objects?: number): Promise<void>;
   stop(): Promise<void>;
@@ -238,6 +276,14 @@ async function startOperatorProcess(env: Record<string, string>): Promise<Operat
   return {
     pid: child.pid,
     calls,
+    async heap(): Promise<string> {
+      const text = await metrics();
+      const mib = (name: string): string => (sum(text, name) / 2 ** 20).toFixed(0);
+      const bySpace = [...text.matchAll(/^nodejs_heap_space_size_total_bytes\{space="(\w+)"\} (\d+)$/gm)].map(
+        ([, space, bytes]) => `${space ?? ''} ${(Number(bytes) / 2 ** 20).toFixed(0)}`,
+      );
+      return `heap ${mib('nodejs_heap_size_total_bytes')} MiB (${mib('nodejs_heap_size_used_bytes')} used; ${bySpace.join(', ')}), external ${mib('nodejs_external_memory_bytes')} MiB`;
+    },
     async idle(objects = 0): Promise<void> {
       let previous = -1;
       for (;;) {
@@ -295,7 +341,7 @@ try {
     AIEM_WEBHOOK_CERT_DIR: certDir,
     AIEM_LOG_LEVEL: 'info',
     // V8 settings to try on the gateway, e.g. a heap limit (`--max-old-space-size=192`).
-    NODE_OPTIONS: process.env['AIEM_GATEWAY_NODE_OPTIONS'] ?? '',
+    NODE_OPTIONS: `${process.env['AIEM_GATEWAY_NODE_OPTIONS'] ?? ''} ${HEAP_SNAPSHOTS ? SNAPSHOT_SIGNAL : ''}`,
     ...identity.environment,
   });
   const started = await gatewayProcess.waitForLog('Started gateway');
@@ -343,132 +389,138 @@ try {
     profile: 'workspaces/global/daiEngineProfiles/p',
     daiEngineVersion: 'workspaces/global/daiEngineVersions/1.10.6',
   };
-  // Engines recorded but not started (no operator yet): what the read benchmarks read. Their
-  // cpu varies, so that a filter keeps half of them.
   const custom = cluster.kubeConfig.makeApiClient(CustomObjectsApi);
   const target = { group: 'engine.h2o.ai', version: 'v1', namespace: NAMESPACE, plural: 'daiengines' };
-  const apiCreateMs = await batch(ENGINES_LISTED, CONCURRENCY, (i) =>
-    rest('POST', `/v1/workspaces/w/daiEngines?daiEngineId=e${i}`, 'alice', { ...body, cpu: 1 + (i % 4) }),
-  );
-  const rawCreateMs = await batch(ENGINES_LISTED, CONCURRENCY, (i) =>
-    custom.createNamespacedCustomObject({
-      ...target,
-      body: engineObject('raw', `c${i}`, { ...body, cpu: 1 + (i % 4), paused: true }),
-    }),
-  );
-  const perSecond = (ms: number): number => ENGINES_LISTED / (ms / 1000);
-  report([
-    `P3 ${ENGINES_LISTED} creates, ${CONCURRENCY} at a time (creates/s)`,
-    perSecond(apiCreateMs).toFixed(0),
-    perSecond(rawCreateMs).toFixed(0),
-    (perSecond(apiCreateMs) / perSecond(rawCreateMs)).toFixed(2),
-  ]);
+  // The read and admission benchmarks (P3, P1, P2, P5g, P6).
+  if (!MEMORY_ONLY) {
+    // Engines recorded but not started (no operator yet): what the read benchmarks read. Their
+    // cpu varies, so that a filter keeps half of them.
+    const apiCreateMs = await batch(ENGINES_LISTED, CONCURRENCY, (i) =>
+      rest('POST', `/v1/workspaces/w/daiEngines?daiEngineId=e${i}`, 'alice', { ...body, cpu: 1 + (i % 4) }),
+    );
+    const rawCreateMs = await batch(ENGINES_LISTED, CONCURRENCY, (i) =>
+      custom.createNamespacedCustomObject({
+        ...target,
+        body: engineObject('raw', `c${i}`, { ...body, cpu: 1 + (i % 4), paused: true }),
+      }),
+    );
+    const perSecond = (ms: number): number => ENGINES_LISTED / (ms / 1000);
+    report([
+      `P3 ${ENGINES_LISTED} creates, ${CONCURRENCY} at a time (creates/s)`,
+      perSecond(apiCreateMs).toFixed(0),
+      perSecond(rawCreateMs).toFixed(0),
+      (perSecond(apiCreateMs) / perSecond(rawCreateMs)).toFixed(2),
+    ]);
 
-  const restGet = await load(LOAD_MS, CONCURRENCY, () =>
-    rest('GET', `/v1/${encodeURIComponent('workspaces/w/daiEngines/e7')}`, 'alice'),
-  );
-  const kubeGet = await load(LOAD_MS, CONCURRENCY, () =>
-    custom.getNamespacedCustomObject({ ...target, name: 'w.e7' }),
-  );
-  report([
-    `P1 GET one engine, ${CONCURRENCY} at a time (calls/s; p99)`,
-    `${restGet.perSecond.toFixed(0)}; p99 ${restGet.p99.toFixed(1)} ms`,
-    `${kubeGet.perSecond.toFixed(0)}; p99 ${kubeGet.p99.toFixed(1)} ms`,
-    (restGet.perSecond / kubeGet.perSecond).toFixed(2),
-  ]);
+    const restGet = await load(LOAD_MS, CONCURRENCY, () =>
+      rest('GET', `/v1/${encodeURIComponent('workspaces/w/daiEngines/e7')}`, 'alice'),
+    );
+    const kubeGet = await load(LOAD_MS, CONCURRENCY, () =>
+      custom.getNamespacedCustomObject({ ...target, name: 'w.e7' }),
+    );
+    report([
+      `P1 GET one engine, ${CONCURRENCY} at a time (calls/s; p99)`,
+      `${restGet.perSecond.toFixed(0)}; p99 ${restGet.p99.toFixed(1)} ms`,
+      `${kubeGet.perSecond.toFixed(0)}; p99 ${kubeGet.p99.toFixed(1)} ms`,
+      (restGet.perSecond / kubeGet.perSecond).toFixed(2),
+    ]);
 
-  const filter = encodeURIComponent('state != STATE_PAUSED AND cpu > 2');
-  const restList = await timedAll(20, () =>
-    rest('GET', `/v1/workspaces/w/daiEngines?pageSize=50&filter=${filter}&orderBy=cpu%20desc`, 'alice'),
-  );
-  const kubeList = await timedAll(5, () =>
-    custom.listNamespacedCustomObject({ ...target, labelSelector: 'engine.h2o.ai/workspace=w' }),
-  );
-  report([
-    `P2 a filtered page of 50 over ${ENGINES_LISTED} engines (median; p99) vs the apiserver's list`,
-    `${median(restList).toFixed(1)} ms; p99 ${percentile(restList, 0.99).toFixed(1)} ms`,
-    `${median(kubeList).toFixed(0)} ms`,
-    (median(restList) / median(kubeList)).toFixed(3),
-  ]);
-  report([
-    `P5g gateway memory (RSS) with ${ENGINES_LISTED * 2} engines cached, after P2`,
-    `${(rssBytes(gatewayProcess.pid) / 2 ** 20).toFixed(0)} MiB`,
-    '',
-    '',
-  ]);
+    const filter = encodeURIComponent('state != STATE_PAUSED AND cpu > 2');
+    const restList = await timedAll(20, () =>
+      rest('GET', `/v1/workspaces/w/daiEngines?pageSize=50&filter=${filter}&orderBy=cpu%20desc`, 'alice'),
+    );
+    const kubeList = await timedAll(5, () =>
+      custom.listNamespacedCustomObject({ ...target, labelSelector: 'engine.h2o.ai/workspace=w' }),
+    );
+    report([
+      `P2 a filtered page of 50 over ${ENGINES_LISTED} engines (median; p99) vs the apiserver's list`,
+      `${median(restList).toFixed(1)} ms; p99 ${percentile(restList, 0.99).toFixed(1)} ms`,
+      `${median(kubeList).toFixed(0)} ms`,
+      (median(restList) / median(kubeList)).toFixed(3),
+    ]);
+    report([
+      `P5g gateway memory (RSS) with ${ENGINES_LISTED * 2} engines cached, after P2`,
+      `${(rssBytes(gatewayProcess.pid) / 2 ** 20).toFixed(0)} MiB`,
+      '',
+      '',
+    ]);
 
-  // What admission adds to a Kubernetes write: the same kind written by a user (a ServiceAccount
-  // allowed to create engines), whose writes the webhooks review and complete, and by the admin.
-  const user = await userKubeConfig(cluster);
-  const manifest = (workspace: string, i: number, spec: object): object => ({
-    apiVersion: 'engine.h2o.ai/v1',
-    kind: 'DAIEngine',
-    metadata: { name: `${workspace}.k${i}` },
-    spec,
-  });
-  const admittedMs = await batch(ENGINES_ADMITTED, CONCURRENCY, (i) =>
-    user.createNamespacedCustomObject({ ...target, body: manifest('admitted', i, body) }),
-  );
-  const unreviewedMs = await batch(ENGINES_ADMITTED, CONCURRENCY, (i) =>
-    custom.createNamespacedCustomObject({
-      ...target,
-      body: manifest('unreviewed', i, { ...body, paused: true }),
-    }),
-  );
-  const admittedPerSecond = ENGINES_ADMITTED / (admittedMs / 1000);
-  const unreviewedPerSecond = ENGINES_ADMITTED / (unreviewedMs / 1000);
-  report([
-    `P6 ${ENGINES_ADMITTED} engines written to Kubernetes as a user through the admission webhooks vs by the admin without review, ${CONCURRENCY} at a time (creates/s)`,
-    admittedPerSecond.toFixed(0),
-    unreviewedPerSecond.toFixed(0),
-    (admittedPerSecond / unreviewedPerSecond).toFixed(2),
-  ]);
-
+    // What admission adds to a Kubernetes write: the same kind written by a user (a ServiceAccount
+    // allowed to create engines), whose writes the webhooks review and complete, and by the admin.
+    const user = await userKubeConfig(cluster);
+    const manifest = (workspace: string, i: number, spec: object): object => ({
+      apiVersion: 'engine.h2o.ai/v1',
+      kind: 'DAIEngine',
+      metadata: { name: `${workspace}.k${i}` },
+      spec,
+    });
+    const admittedMs = await batch(ENGINES_ADMITTED, CONCURRENCY, (i) =>
+      user.createNamespacedCustomObject({ ...target, body: manifest('admitted', i, body) }),
+    );
+    const unreviewedMs = await batch(ENGINES_ADMITTED, CONCURRENCY, (i) =>
+      custom.createNamespacedCustomObject({
+        ...target,
+        body: manifest('unreviewed', i, { ...body, paused: true }),
+      }),
+    );
+    const admittedPerSecond = ENGINES_ADMITTED / (admittedMs / 1000);
+    const unreviewedPerSecond = ENGINES_ADMITTED / (unreviewedMs / 1000);
+    report([
+      `P6 ${ENGINES_ADMITTED} engines written to Kubernetes as a user through the admission webhooks vs by the admin without review, ${CONCURRENCY} at a time (creates/s)`,
+      admittedPerSecond.toFixed(0),
+      unreviewedPerSecond.toFixed(0),
+      (admittedPerSecond / unreviewedPerSecond).toFixed(2),
+    ]);
+  }
   // The cluster's own floor: bare StatefulSets of one pod and one claim, applied directly.
   const apps = cluster.kubeConfig.makeApiClient(AppsV1Api);
-  const bare = (i: number): V1StatefulSet => ({
-    metadata: { name: `bare-${i}`, namespace: NAMESPACE, labels: { bench: 'bare' } },
-    spec: {
-      replicas: 1,
-      serviceName: `bare-${i}`,
-      selector: { matchLabels: { bare: String(i) } },
-      template: {
-        metadata: { labels: { bare: String(i) } },
-        spec: { containers: [{ name: 'c', image: 'dai' }] },
-      },
-      volumeClaimTemplates: [
-        {
-          metadata: { name: 'data' },
-          spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
-        },
-      ],
-    },
-  });
-  const allReady = (count: number): Promise<void> =>
-    untilCount(
-      {
-        kubeConfig: cluster.kubeConfig,
-        path: `/apis/apps/v1/namespaces/${NAMESPACE}/statefulsets`,
-        listPage: (limit, token) =>
-          apps.listNamespacedStatefulSet({
-            namespace: NAMESPACE,
-            labelSelector: 'bench=bare',
-            limit,
-            ...(token === undefined ? {} : { _continue: token }),
-          }),
-      },
-      (set) =>
-        ((set as V1StatefulSet).status?.readyReplicas ?? 0) >= 1 &&
-        set.metadata?.labels?.['bench'] === 'bare',
-      count,
-    );
+  let bareMs = Number.NaN;
   let start = performance.now();
-  const bareReady = allReady(ENGINES_STARTED);
-  await batch(ENGINES_STARTED, CONCURRENCY, (i) =>
-    apps.createNamespacedStatefulSet({ namespace: NAMESPACE, body: bare(i) }),
-  );
-  await bareReady;
-  const bareMs = performance.now() - start;
+  if (!MEMORY_ONLY) {
+    const bare = (i: number): V1StatefulSet => ({
+      metadata: { name: `bare-${i}`, namespace: NAMESPACE, labels: { bench: 'bare' } },
+      spec: {
+        replicas: 1,
+        serviceName: `bare-${i}`,
+        selector: { matchLabels: { bare: String(i) } },
+        template: {
+          metadata: { labels: { bare: String(i) } },
+          spec: { containers: [{ name: 'c', image: 'dai' }] },
+        },
+        volumeClaimTemplates: [
+          {
+            metadata: { name: 'data' },
+            spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+          },
+        ],
+      },
+    });
+    const allReady = (count: number): Promise<void> =>
+      untilCount(
+        {
+          kubeConfig: cluster.kubeConfig,
+          path: `/apis/apps/v1/namespaces/${NAMESPACE}/statefulsets`,
+          listPage: (limit, token) =>
+            apps.listNamespacedStatefulSet({
+              namespace: NAMESPACE,
+              labelSelector: 'bench=bare',
+              limit,
+              ...(token === undefined ? {} : { _continue: token }),
+            }),
+        },
+        (set) =>
+          ((set as V1StatefulSet).status?.readyReplicas ?? 0) >= 1 &&
+          set.metadata?.labels?.['bench'] === 'bare',
+        count,
+      );
+    start = performance.now();
+    const bareReady = allReady(ENGINES_STARTED);
+    await batch(ENGINES_STARTED, CONCURRENCY, (i) =>
+      apps.createNamespacedStatefulSet({ namespace: NAMESPACE, body: bare(i) }),
+    );
+    await bareReady;
+    bareMs = performance.now() - start;
+  }
 
   // Clear the read benchmarks' engines before the operator starts (it would run them all). The
   // apiserver may time out deleting thousands at once (504) while it goes on: repeat until none.
@@ -488,7 +540,7 @@ try {
     AIEM_PUBLIC_URL: 'http://127.0.0.1',
     AIEM_LOG_LEVEL: 'info',
     // V8 settings to try on the operator, e.g. a heap limit (`--max-old-space-size=128`).
-    NODE_OPTIONS: process.env['AIEM_OPERATOR_NODE_OPTIONS'] ?? '',
+    NODE_OPTIONS: `${process.env['AIEM_OPERATOR_NODE_OPTIONS'] ?? ''} ${HEAP_SNAPSHOTS ? SNAPSHOT_SIGNAL : ''}`,
     // Throughput settings to try (workers, rate limit); the defaults otherwise.
     ...Object.fromEntries(
       ['AIEM_OPERATOR_WORKERS', 'AIEM_OPERATOR_QPS', 'AIEM_OPERATOR_BURST'].flatMap((name) => {
@@ -510,74 +562,103 @@ try {
   const createdMs = performance.now() - start;
   await allRunning;
   const engineMs = performance.now() - start;
-  // The same number of engine objects written straight to the apiserver, for the creates alone.
-  start = performance.now();
-  await batch(ENGINES_STARTED, CONCURRENCY, (i) =>
-    custom.createNamespacedCustomObject({
+  // The P4 rows and P4b.
+  if (!MEMORY_ONLY) {
+    // The same number of engine objects written straight to the apiserver, for the creates alone.
+    start = performance.now();
+    await batch(ENGINES_STARTED, CONCURRENCY, (i) =>
+      custom.createNamespacedCustomObject({
+        ...target,
+        body: engineObject('raw', `r${i}`, { ...body, paused: true }),
+      }),
+    );
+    const rawCreatedMs = performance.now() - start;
+    // They have no snapshots the operator could run them with: gone before the quiet measure.
+    await custom.deleteCollectionNamespacedCustomObject({
       ...target,
-      body: engineObject('raw', `r${i}`, { ...body, paused: true }),
-    }),
-  );
-  const rawCreatedMs = performance.now() - start;
-  // They have no snapshots the operator could run them with: gone before the quiet measure.
-  await custom.deleteCollectionNamespacedCustomObject({
-    ...target,
-    labelSelector: 'engine.h2o.ai/workspace=raw',
-  });
-  report([
-    `${ENGINES_STARTED} engine creates, ${CONCURRENCY} at a time`,
-    `${createdMs.toFixed(0)} ms`,
-    `${rawCreatedMs.toFixed(0)} ms`,
-    (createdMs / rawCreatedMs).toFixed(2),
-  ]);
-  report([
-    `P4 ${ENGINES_STARTED} DAI engines to RUNNING vs one-replica StatefulSets to Ready`,
-    `${(engineMs / 1000).toFixed(1)} s`,
-    `${(bareMs / 1000).toFixed(1)} s`,
-    (engineMs / bareMs).toFixed(2),
-  ]);
+      labelSelector: 'engine.h2o.ai/workspace=raw',
+    });
+    report([
+      `${ENGINES_STARTED} engine creates, ${CONCURRENCY} at a time`,
+      `${createdMs.toFixed(0)} ms`,
+      `${rawCreatedMs.toFixed(0)} ms`,
+      (createdMs / rawCreatedMs).toFixed(2),
+    ]);
+    report([
+      `P4 ${ENGINES_STARTED} DAI engines to RUNNING vs one-replica StatefulSets to Ready`,
+      `${(engineMs / 1000).toFixed(1)} s`,
+      `${(bareMs / 1000).toFixed(1)} s`,
+      (engineMs / bareMs).toFixed(2),
+    ]);
 
-  // P4b: the running engines left alone; what the operator writes meanwhile.
-  await operator.idle();
-  const callsBefore = await operator.calls();
-  await new Promise((resolve) => setTimeout(resolve, QUIET_MS));
-  const callsPerSecond = ((await operator.calls()) - callsBefore) / (QUIET_MS / 1000);
-  report([
-    `P4b operator writes/s with ${ENGINES_STARTED} running engines left alone (${QUIET_MS / 1000} s)`,
-    callsPerSecond.toFixed(2),
-    '',
-    '',
-  ]);
+    // P4b: the running engines left alone; what the operator writes meanwhile.
+    await operator.idle();
+    const callsBefore = await operator.calls();
+    await new Promise((resolve) => setTimeout(resolve, QUIET_MS));
+    const callsPerSecond = ((await operator.calls()) - callsBefore) / (QUIET_MS / 1000);
+    report([
+      `P4b operator writes/s with ${ENGINES_STARTED} running engines left alone (${QUIET_MS / 1000} s)`,
+      callsPerSecond.toFixed(2),
+      '',
+      '',
+    ]);
+  }
 
-  // P5o: up to ENGINES_HELD engines, the others paused (their StatefulSets at 0 replicas),
-  // written as the API stores them; a fresh operator process lists them all and settles.
+  // P5o: ENGINES_HELD engines, all but the running ones paused, as a cluster holds them: each
+  // with the operator's finalizer, the output fields the API records, and its workload (a
+  // StatefulSet at 0 replicas, a Service, a ConfigMap) as the operator would apply it, written
+  // straight to the apiserver with plain creates. The operator's server-side applies of them
+  // would keep the apiserver busy for many minutes, and a paused engine's memory is what is
+  // measured, not its first start. A fresh operator process lists them all and settles.
   const template = (await custom.getNamespacedCustomObject({ ...target, name: 'run.r0' })) as {
     metadata: { annotations?: Record<string, string> };
     spec: Record<string, unknown>;
   };
-  const recorded = template.metadata.annotations?.['engine.h2o.ai/recorded'] ?? '{}';
-  await batch(ENGINES_HELD - ENGINES_STARTED, CONCURRENCY, (i) =>
-    custom.createNamespacedCustomObject({
+  const recorded = template.metadata.annotations?.[RECORDED_ANNOTATION] ?? '{}';
+  await operator.stop();
+  const objects = KubernetesObjectApi.makeApiClient(cluster.kubeConfig);
+  const settings = { publicUrl: operatorEnv.AIEM_PUBLIC_URL };
+  const heldMs = await batch(ENGINES_HELD - ENGINES_STARTED, CONCURRENCY, async (i) => {
+    const written = (await custom.createNamespacedCustomObject({
       ...target,
       body: engineObject(
         'held',
         `h${i}`,
         { ...template.spec, paused: true },
-        { 'engine.h2o.ai/recorded': recorded },
+        { annotations: { [RECORDED_ANNOTATION]: recorded }, finalizers: [FINALIZER] },
       ),
-    }),
+    })) as EngineResource<'DAIEngine'>;
+    const desired = desiredObjects(daiEngineKind, engineView(written), settings);
+    for (const object of [desired.configMap, desired.service, desired.statefulSet])
+      if (object !== undefined) await objects.create(withDigest(object, digestOf(object)));
+  });
+  console.error(
+    `held: ${ENGINES_HELD - ENGINES_STARTED} paused engines and their workloads written in ${(heldMs / 1000).toFixed(0)} s`,
   );
   // Without a rate limit, so that the setting-up is quick: memory is what is measured.
-  await operator.stop();
   operator = await startOperatorProcess({ ...operatorEnv, AIEM_OPERATOR_QPS: '0' });
+  const settling = performance.now();
   // Each engine: itself, its StatefulSet, Service and ConfigMap; a running one a pod and a claim.
   await operator.idle(ENGINES_HELD * 4 + ENGINES_STARTED * 2);
+  console.error(
+    `held: the operator listed and settled them in ${((performance.now() - settling) / 1000).toFixed(0)} s; ${await operator.heap()}`,
+  );
   report([
     `P5o operator memory (RSS) with ${ENGINES_HELD} engines (${ENGINES_STARTED} running)`,
     `${(rssBytes(operator.pid) / 2 ** 20).toFixed(0)} MiB`,
     '',
     '',
   ]);
+  report([
+    `P5g gateway memory (RSS) holding the same ${ENGINES_HELD} engines`,
+    `${(rssBytes(gatewayProcess.pid) / 2 ** 20).toFixed(0)} MiB`,
+    '',
+    '',
+  ]);
+  if (HEAP_SNAPSHOTS) {
+    console.error(`heap snapshot of the operator: ${await heapSnapshot(operator.pid)}`);
+    console.error(`heap snapshot of the gateway: ${await heapSnapshot(gatewayProcess.pid)}`);
+  }
   await operator.stop();
   await gateway.stop();
   await identity.provider.stop();
