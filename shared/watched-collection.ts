@@ -42,6 +42,28 @@ export interface CollectionOptions<T> {
   log: Logger;
   /** Named in log lines, e.g. the kind. */
   what: string;
+  /**
+   * Runs each whole list (every page) of the collection when its turn comes, so that several
+   * collections can list one at a time (see oneAtATime); at once when not given.
+   */
+  takeTurn?: <R>(list: () => Promise<R>) => Promise<R>;
+}
+
+/**
+ * Turns for lists taken one at a time, in the order asked: thousands of objects of several
+ * collections listed at once are several pages of whole objects in memory at the same time, a
+ * peak the process's heap keeps. A list that fails ends its turn.
+ */
+export function oneAtATime(): <R>(list: () => Promise<R>) => Promise<R> {
+  let previous: Promise<unknown> = Promise.resolve();
+  return <R>(list: () => Promise<R>): Promise<R> => {
+    const turn = previous.then(list);
+    previous = turn.then(
+      () => undefined,
+      () => undefined,
+    );
+    return turn;
+  };
 }
 
 /** The collection of one kind of the API's custom resources in a namespace: its path and pages. */
@@ -259,7 +281,10 @@ export class WatchedCollection<T> {
 
   /** Replaces the contents with a fresh list, page by page, then serves again. */
   private async relist(): Promise<void> {
-    const { fresh, version } = await this.listAll();
+    const { takeTurn } = this.options;
+    const { fresh, version } = await (takeTurn === undefined
+      ? this.listAll()
+      : takeTurn(() => this.listAll()));
     for (const name of [...this.objects.keys()]) if (!fresh.has(name)) this.remove(name);
     for (const [name, kept] of fresh) this.store(name, kept);
     this.advance(version);

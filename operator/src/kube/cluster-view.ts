@@ -33,7 +33,9 @@ import { SharedParts } from '../../../shared/shared-parts.ts';
 import {
   customResources,
   isNewer,
+  oneAtATime,
   WatchedCollection,
+  type CollectionOptions,
   type ListPage,
 } from '../../../shared/watched-collection.ts';
 import { ENGINE_ANNOTATION } from '../desired/workload.ts';
@@ -44,6 +46,8 @@ import { trimClaim, trimPod, trimStatefulSet, trimToMetadata } from './trim.ts';
 export type EngineChanged = (kind: string, name: string) => void;
 
 type Page = (limit: number, token: string | undefined) => Promise<ListPage>;
+/** Turns for the collections' lists, taken one at a time. */
+type Turns = NonNullable<CollectionOptions<unknown>['takeTurn']>;
 
 const OWNED_SELECTOR = ENGINE_KIND_LABEL;
 /** Reports remembered before those already seen are swept out. */
@@ -150,7 +154,14 @@ export class OwnedCopy<T extends KubernetesObject> implements OwnedObjects<T> {
   private readonly trim: (object: T) => T;
 
   constructor(
-    options: { kubeConfig: KubeConfig; path: string; listPage: Page; log: Logger; what: string },
+    options: {
+      kubeConfig: KubeConfig;
+      path: string;
+      listPage: Page;
+      log: Logger;
+      what: string;
+      takeTurn: Turns;
+    },
     trim: (object: T) => T,
     changed: EngineChanged,
   ) {
@@ -199,7 +210,7 @@ class EngineCopy<K extends EngineKindName> {
   private sweepAbove = MAX_OWN_REPORTS;
 
   constructor(
-    options: { kubeConfig: KubeConfig; namespace: string; log: Logger },
+    options: { kubeConfig: KubeConfig; namespace: string; log: Logger; takeTurn: Turns },
     kind: EngineKind<K>,
     changed: EngineChanged,
   ) {
@@ -216,6 +227,7 @@ class EngineCopy<K extends EngineKindName> {
       },
       log: options.log,
       what: kind.kind,
+      takeTurn: options.takeTurn,
     });
   }
 
@@ -257,7 +269,10 @@ export class ClusterView implements EngineReads {
     changed: EngineChanged,
   ) {
     const { kubeConfig, namespace, log } = options;
-    for (const kind of options.kinds) this.addEngineCopy(options, kind, changed);
+    // The collections list one at a time: thousands of objects of each listed at once are
+    // several pages of whole objects in memory at the same time, a peak the heap keeps.
+    const takeTurn = oneAtATime();
+    for (const kind of options.kinds) this.addEngineCopy({ ...options, takeTurn }, kind, changed);
     const core = kubeConfig.makeApiClient(CoreV1Api);
     const apps = kubeConfig.makeApiClient(AppsV1Api);
     const networking = kubeConfig.makeApiClient(NetworkingV1Api);
@@ -271,7 +286,8 @@ export class ClusterView implements EngineReads {
       path: string,
       listPage: Page,
       trim: (object: T) => T,
-    ): OwnedCopy<T> => new OwnedCopy<T>({ kubeConfig, path, listPage, log, what: path }, trim, changed);
+    ): OwnedCopy<T> =>
+      new OwnedCopy<T>({ kubeConfig, path, listPage, log, what: path, takeTurn }, trim, changed);
     const ns = `/namespaces/${namespace}`;
     this.statefulSets = copy(
       `/apis/apps/v1${ns}/statefulsets`,
@@ -315,11 +331,10 @@ export class ClusterView implements EngineReads {
 
   /**
    * Lists and starts watching everything; resolves once every copy holds its whole collection.
-   * The collections are listed one after another: thousands of objects of each kind listed at
-   * once are several pages of whole objects in memory at the same time, a peak the heap keeps.
+   * The collections list one at a time (see the constructor).
    */
   async start(): Promise<void> {
-    for (const collection of this.collections) await collection.start();
+    await Promise.all(this.collections.map((c) => c.start()));
   }
 
   async stop(): Promise<void> {
@@ -337,7 +352,7 @@ export class ClusterView implements EngineReads {
   }
 
   private addEngineCopy<K extends EngineKindName>(
-    options: { kubeConfig: KubeConfig; namespace: string; log: Logger },
+    options: { kubeConfig: KubeConfig; namespace: string; log: Logger; takeTurn: Turns },
     kind: EngineKind<K>,
     changed: EngineChanged,
   ): void {
