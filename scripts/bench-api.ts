@@ -16,8 +16,12 @@
  *   RUNNING under the operator (a process of its own, default settings), against as many
  *   StatefulSets applied straight to the cluster until all their pods are ready (the floor the
  *   cluster itself sets); P4b: the operator's writes per second while they are left alone;
- * - P5o: the operator's memory holding AIEM_BENCH_HELD engines (default 3,000), all but the
- *   running ones paused;
+ * - P5o: the operator's memory holding AIEM_BENCH_HELD engines (default 10,000), all but the
+ *   running ones paused, as a cluster holds engines paused after they ran: each with its
+ *   finalizer and its workload (a StatefulSet at 0 replicas, a Service, a ConfigMap), written
+ *   straight to the apiserver, so that setting them up takes creates; P5g beside it: the
+ *   gateway's memory holding the same engines (AIEM_BENCH_HEAP_SNAPSHOTS=1: both processes
+ *   write heap snapshots there, to the working directory);
  * - P6: AIEM_BENCH_ADMITTED engines (default 1,000) written to the Kubernetes API as a user, as
  *   kubectl does, reviewed by the gateway's admission webhooks, against as many written by the
  *   cluster admin, whom the webhooks leave alone: what admission adds to a Kubernetes write;
@@ -29,7 +33,7 @@
  *
  * Prints a table; README records a run.
  */
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import {
@@ -39,12 +43,20 @@ import {
   KubeConfig,
   PatchStrategy,
   setHeaderOptions,
+  KubernetesObjectApi,
   type KubernetesObject,
   type V1StatefulSet,
 } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { customResources, WatchedCollection, type ListPage } from '../shared/watched-collection.ts';
 import { pooled } from '../shared/kube-transport.ts';
+import { RECORDED_ANNOTATION } from '../shared/recorded.ts';
+import { withDigests } from '../operator/src/desired/digest.ts';
+import { desiredObjects } from '../operator/src/desired/workload.ts';
+import { daiEngineKind } from '../operator/src/kinds/dai-engine.ts';
+import type { EngineResource } from '../operator/src/kinds/kind.ts';
+import { engineView } from '../operator/src/kube/cluster-view.ts';
+import { FINALIZER } from '../operator/src/reconcile/reconciler.ts';
 import { startCluster, type Cluster } from '../test/cluster/cluster.ts';
 import { applyConfigurations, webhookCertificate, webhookConfigurations } from '../test/cluster/webhooks.ts';
 import { freePort } from '../test/cluster/ports.ts';
@@ -58,7 +70,13 @@ const LOAD_MS = 5_000;
 /** P4: engines run at once (each asks for 1 CPU; the simulated nodes are sized for them). */
 const ENGINES_STARTED = Number(process.env['AIEM_BENCH_RUNNING'] ?? 1_000);
 /** P5o: engines the operator holds, most of them paused. */
-const ENGINES_HELD = Number(process.env['AIEM_BENCH_HELD'] ?? 3_000);
+const ENGINES_HELD = Number(process.env['AIEM_BENCH_HELD'] ?? 10_000);
+/**
+ * AIEM_BENCH_HEAP_SNAPSHOTS=1: heap snapshots of the operator and the gateway holding P5o's
+ * engines, written to the working directory (Heap.*.heapsnapshot), to see what holds memory.
+ */
+const HEAP_SNAPSHOTS = process.env['AIEM_BENCH_HEAP_SNAPSHOTS'] === '1';
+const SNAPSHOT_SIGNAL = '--heapsnapshot-signal=SIGUSR2';
 /** P6: engines written through the admission webhooks. */
 const ENGINES_ADMITTED = Number(process.env['AIEM_BENCH_ADMITTED'] ?? 1_000);
 /** P8: engines a busy workspace starts, and the quiet workspace's engines timed meanwhile. */
@@ -145,6 +163,22 @@ async function loadWithCpu(
   const result = await load(LOAD_MS, CONCURRENCY, call);
   // The warm-up's 50 calls are counted too.
   return { ...result, cpuPerCall: (cpuMs(pids) - before) / (result.calls + 50) };
+}
+
+/** Has the process write a heap snapshot (started with SNAPSHOT_SIGNAL); resolves once written. */
+async function heapSnapshot(pid: number | undefined): Promise<string> {
+  const ours = (): string[] => readdirSync('.').filter((f) => f.endsWith(`.${pid ?? 0}.0.001.heapsnapshot`));
+  process.kill(pid ?? 0, 'SIGUSR2');
+  let size = -1;
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const file = ours()[0];
+    if (file === undefined) continue;
+    // Written in one go by the process's main thread: done when it stops growing.
+    const now = statSync(file).size;
+    if (now === size && now > 0) return file;
+    size = now;
+  }
 }
 
 /**
@@ -244,6 +278,8 @@ async function userKubeConfig(cluster: Cluster): Promise<CustomObjectsApi> {
 interface OperatorProcess {
   pid: number | undefined;
   /** Calls it has made to the apiserver (all writes: it reads through its watches). */
+  /** Its V8 heap's size and use and its external memory (MiB), which its RSS holds. */
+  heap(): Promise<string>;
   calls(): Promise<number>;
   /** The same calls by verb. */
   callsByVerb(): Promise<Map<string, number>>;
@@ -279,6 +315,14 @@ async function startOperatorProcess(env: Record<string, string>): Promise<Operat
     pid: child.pid,
     calls,
     callsByVerb,
+    async heap(): Promise<string> {
+      const text = await metrics();
+      const mib = (name: string): string => (sum(text, name) / 2 ** 20).toFixed(0);
+      const bySpace = [...text.matchAll(/^nodejs_heap_space_size_total_bytes\{space="(\w+)"\} (\d+)$/gm)].map(
+        ([, space, bytes]) => `${space ?? ''} ${(Number(bytes) / 2 ** 20).toFixed(0)}`,
+      );
+      return `heap ${mib('nodejs_heap_size_total_bytes')} MiB (${mib('nodejs_heap_size_used_bytes')} used; ${bySpace.join(', ')}), external ${mib('nodejs_external_memory_bytes')} MiB`;
+    },
     async idle(objects = 0): Promise<void> {
       let previous = -1;
       for (;;) {
@@ -336,7 +380,7 @@ try {
     AIEM_WEBHOOK_CERT_DIR: certDir,
     AIEM_LOG_LEVEL: 'info',
     // V8 settings to try on the gateway, e.g. a heap limit (`--max-old-space-size=192`).
-    NODE_OPTIONS: process.env['AIEM_GATEWAY_NODE_OPTIONS'] ?? '',
+    NODE_OPTIONS: `${process.env['AIEM_GATEWAY_NODE_OPTIONS'] ?? ''} ${HEAP_SNAPSHOTS ? SNAPSHOT_SIGNAL : ''}`,
     ...identity.environment,
   });
   const started = await gatewayProcess.waitForLog('Started gateway');
@@ -596,7 +640,7 @@ try {
     AIEM_PUBLIC_URL: 'http://127.0.0.1',
     AIEM_LOG_LEVEL: 'info',
     // V8 settings to try on the operator, e.g. a heap limit (`--max-old-space-size=128`).
-    NODE_OPTIONS: process.env['AIEM_OPERATOR_NODE_OPTIONS'] ?? '',
+    NODE_OPTIONS: `${process.env['AIEM_OPERATOR_NODE_OPTIONS'] ?? ''} ${HEAP_SNAPSHOTS ? SNAPSHOT_SIGNAL : ''}`,
     // Throughput settings to try (workers, rate limit); the defaults otherwise.
     ...Object.fromEntries(
       ['AIEM_OPERATOR_WORKERS', 'AIEM_OPERATOR_QPS', 'AIEM_OPERATOR_BURST'].flatMap((name) => {
@@ -671,36 +715,60 @@ try {
     '',
   ]);
 
-  // P5o: up to ENGINES_HELD engines, the others created paused (no workload until they start),
-  // written as the API stores them; a fresh operator process lists them all and settles.
+  // P5o: ENGINES_HELD engines, all but the running ones paused, as a cluster holds engines
+  // paused after they ran: each with the operator's finalizer, the output fields the API records,
+  // and its workload (a StatefulSet at 0 replicas, a Service, a ConfigMap) as the operator would
+  // write it, written straight to the apiserver with plain creates: a paused engine's memory is
+  // what is measured, not its first start. A fresh operator process lists them all and settles.
   const template = (await custom.getNamespacedCustomObject({ ...target, name: 'run.r0' })) as {
     metadata: { annotations?: Record<string, string> };
     spec: Record<string, unknown>;
   };
-  const recorded = template.metadata.annotations?.['engine.h2o.ai/recorded'] ?? '{}';
-  await batch(ENGINES_HELD - ENGINES_STARTED, CONCURRENCY, (i) =>
-    custom.createNamespacedCustomObject({
+  const recorded = template.metadata.annotations?.[RECORDED_ANNOTATION] ?? '{}';
+  await operator.stop();
+  const objects = KubernetesObjectApi.makeApiClient(cluster.kubeConfig);
+  const settings = { publicUrl: operatorEnv.AIEM_PUBLIC_URL };
+  const heldMs = await batch(ENGINES_HELD - ENGINES_STARTED, CONCURRENCY, async (i) => {
+    const written = (await custom.createNamespacedCustomObject({
       ...target,
       body: engineObject(
         'held',
         `h${i}`,
         { ...template.spec, paused: true },
-        { annotations: { 'engine.h2o.ai/recorded': recorded } },
+        { annotations: { [RECORDED_ANNOTATION]: recorded }, finalizers: [FINALIZER] },
       ),
-    }),
+    })) as EngineResource<'DAIEngine'>;
+    const desired = desiredObjects(daiEngineKind, engineView(written), { ...settings });
+    for (const object of [desired.configMap, desired.service, desired.statefulSet])
+      if (object !== undefined) await objects.create(withDigests(object, object));
+  });
+  console.error(
+    `held: ${ENGINES_HELD - ENGINES_STARTED} paused engines and their workloads written in ${(heldMs / 1000).toFixed(0)} s`,
   );
   // Without a rate limit, so that the setting-up is quick: memory is what is measured.
-  await operator.stop();
   operator = await startOperatorProcess({ ...operatorEnv, AIEM_OPERATOR_QPS: '0' });
-  // Each engine: itself; a running one also its StatefulSet, Service, ConfigMap, pod and claim (an
-  // engine paused before it ever ran has no workload).
-  await operator.idle(ENGINES_HELD + ENGINES_STARTED * 5);
+  const settling = performance.now();
+  // Each engine: itself, its StatefulSet, Service and ConfigMap; a running one a pod and a claim.
+  await operator.idle(ENGINES_HELD * 4 + ENGINES_STARTED * 2);
+  console.error(
+    `held: the operator listed and settled them in ${((performance.now() - settling) / 1000).toFixed(0)} s; ${await operator.heap()}`,
+  );
   report([
     `P5o operator memory (RSS) with ${ENGINES_HELD} engines (${ENGINES_STARTED} running)`,
     `${(rssBytes(operator.pid) / 2 ** 20).toFixed(0)} MiB`,
     '',
     '',
   ]);
+  report([
+    `P5g gateway memory (RSS) holding the same ${ENGINES_HELD} engines`,
+    `${(rssBytes(gatewayProcess.pid) / 2 ** 20).toFixed(0)} MiB`,
+    '',
+    '',
+  ]);
+  if (HEAP_SNAPSHOTS) {
+    console.error(`heap snapshot of the operator: ${await heapSnapshot(operator.pid)}`);
+    console.error(`heap snapshot of the gateway: ${await heapSnapshot(gatewayProcess.pid)}`);
+  }
   await operator.stop();
 
   // P8: a quiet workspace's engines, one at a time, while a busy workspace starts many.

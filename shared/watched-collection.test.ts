@@ -1,6 +1,6 @@
 import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { pino } from 'pino';
-import { WatchedCollection } from './watched-collection.ts';
+import { oneAtATime, WatchedCollection } from './watched-collection.ts';
 
 /** A copy listed once at resourceVersion 10 (holding `a`); its watch, to nowhere, fails. */
 async function listedAt10(changes: string[]): Promise<WatchedCollection<string>> {
@@ -96,5 +96,35 @@ describe('WatchedCollection.hold()', () => {
     } finally {
       await collection.stop();
     }
+  });
+});
+
+describe('oneAtATime()', () => {
+  test('runs lists one after another in the order asked, and a failed list ends its turn', async () => {
+    const takeTurn = oneAtATime();
+    const events: string[] = [];
+    const list =
+      (name: string, fails = false) =>
+      async (): Promise<string> => {
+        events.push(`${name} starts`);
+        await new Promise((resolve) => setImmediate(resolve));
+        events.push(`${name} ends`);
+        if (fails) throw new Error(`${name} failed`);
+        return name;
+      };
+    const results = await Promise.allSettled([
+      takeTurn(list('engines')),
+      takeTurn(list('pods', true)),
+      takeTurn(list('services')),
+    ]);
+    expect(events).toEqual([
+      'engines starts',
+      'engines ends',
+      'pods starts',
+      'pods ends',
+      'services starts',
+      'services ends',
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
   });
 });

@@ -42,6 +42,28 @@ export interface CollectionOptions<T> {
   log: Logger;
   /** Named in log lines, e.g. the kind. */
   what: string;
+  /**
+   * Runs each whole list (every page) of the collection when its turn comes, so that several
+   * collections can list one at a time (see oneAtATime); at once when not given.
+   */
+  takeTurn?: <R>(list: () => Promise<R>) => Promise<R>;
+}
+
+/**
+ * Turns for lists taken one at a time, in the order asked: thousands of objects of several
+ * collections listed at once are several pages of whole objects in memory at the same time, a
+ * peak the process's heap keeps. A list that fails ends its turn.
+ */
+export function oneAtATime(): <R>(list: () => Promise<R>) => Promise<R> {
+  let previous: Promise<unknown> = Promise.resolve();
+  return <R>(list: () => Promise<R>): Promise<R> => {
+    const turn = previous.then(list);
+    previous = turn.then(
+      () => undefined,
+      () => undefined,
+    );
+    return turn;
+  };
 }
 
 /** The collection of one kind of the API's custom resources in a namespace: its path and pages. */
@@ -289,9 +311,14 @@ export class WatchedCollection<T> {
 
   /** Replaces the contents with a fresh list, page by page, then serves again. */
   private async relist(): Promise<void> {
-    const { fresh, version } = await this.listAll();
-    for (const name of [...this.objects.keys()]) if (!fresh.has(name)) this.remove(name);
-    for (const item of fresh.values()) this.put(item);
+    const { takeTurn } = this.options;
+    const { fresh, version } = await (takeTurn === undefined
+      ? this.listAll()
+      : takeTurn(() => this.listAll()));
+    const listedAt = versionNumber(version);
+    for (const name of [...this.objects.keys()])
+      if (!fresh.has(name) && !this.heldPast(name, listedAt)) this.remove(name);
+    for (const [name, { kept, at }] of fresh) if (!this.heldPast(name, at)) this.store(name, kept);
     this.advance(version);
     this.listCount++;
     this.isSynced = true;
@@ -299,14 +326,26 @@ export class WatchedCollection<T> {
     this.firstSync.resolve();
   }
 
-  /** Every object of the collection, page by page, and the list's resourceVersion. */
-  private async listAll(): Promise<{ fresh: Map<string, KubernetesObject>; version: string }> {
-    const fresh = new Map<string, KubernetesObject>();
+  /**
+   * What is kept of every object of the collection, page by page, and the list's
+   * resourceVersion. Each page is kept as it arrives, so that the list never holds more than one
+   * page of whole objects: a collection of thousands listed whole (with managedFields, pod
+   * templates) made a peak the process's heap kept long after.
+   */
+  private async listAll(): Promise<{
+    fresh: Map<string, { kept: T | undefined; at: bigint | undefined }>;
+    version: string;
+  }> {
+    const fresh = new Map<string, { kept: T | undefined; at: bigint | undefined }>();
     let token: string | undefined;
     let version = '';
     do {
       const page = await this.options.listPage(LIST_PAGE, token);
-      for (const item of page.items) fresh.set(item.metadata?.name ?? '', item);
+      for (const item of page.items)
+        fresh.set(item.metadata?.name ?? '', {
+          kept: this.options.keep(item),
+          at: versionNumber(item.metadata?.resourceVersion),
+        });
       token = continueToken(page);
       version = page.metadata?.resourceVersion ?? version;
     } while (token !== undefined && !this.stopped);
@@ -368,15 +407,25 @@ export class WatchedCollection<T> {
 
   private put(object: KubernetesObject): void {
     const name = object.metadata?.name ?? '';
-    // The event of an older version than a write held since (two writes in a row by this
-    // replica) would take the reader back in time: the held write stays until its own event.
+    if (this.heldPast(name, versionNumber(object.metadata?.resourceVersion))) return;
+    this.store(name, this.options.keep(object));
+  }
+
+  /**
+   * Whether the object of that name is a write held since `version` was read (an event or a
+   * list of an older version, two writes in a row by this replica): it stays, or the reader
+   * would go back in time, until its own version is seen. A hold is over once it is.
+   */
+  private heldPast(name: string, version: bigint | undefined): boolean {
     const held = this.heldAt.get(name);
-    if (held !== undefined) {
-      const version = versionNumber(object.metadata?.resourceVersion);
-      if (version !== undefined && version < held) return;
-      this.heldAt.delete(name);
-    }
-    const kept = this.options.keep(object);
+    if (held === undefined) return false;
+    if (version !== undefined && version < held) return true;
+    this.heldAt.delete(name);
+    return false;
+  }
+
+  /** Holds what is kept of the object of that name; nothing kept reads as absent. */
+  private store(name: string, kept: T | undefined): void {
     if (kept === undefined) {
       this.remove(name);
       return;

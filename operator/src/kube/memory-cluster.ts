@@ -15,6 +15,8 @@
  *   them as the operator sends them: the top-level fields it names replaced whole
  *   (`$patch: replace`), the rest merged as a JSON merge patch does (the apiserver merges a few
  *   lists by key, ownerReferences by uid; the operator only ever sends its own);
+ * - what the view keeps: a reconcile reads each owned object trimmed as the real view keeps it
+ *   (trim.ts), so that a reconcile reading a field the view drops fails here too;
  * - finalizers: an engine deleted while it has some keeps a deletionTimestamp until the last one
  *   is patched away; a claim deleted while a pod of its engine remains waits for the pod to go
  *   (the kubernetes.io/pvc-protection finalizer).
@@ -46,6 +48,7 @@ import { API_VERSION, ENGINE_UID_LABEL } from '../../../shared/resources.ts';
 import type { EngineKind, EngineKindName, EngineResource } from '../kinds/kind.ts';
 import type { EngineWrites } from './client.ts';
 import { engineView, type EngineReads, type OwnedObjects } from './cluster-view.ts';
+import { trimClaim, trimPod, trimStatefulSet, trimToMetadata } from './trim.ts';
 
 /** An apiserver's refusal, with its HTTP code where the client library puts it. */
 export class MemoryApiError extends Error {
@@ -519,12 +522,29 @@ export class MemoryCluster {
         return engine === undefined ? undefined : engineView(structuredClone(engine));
       },
       wroteEngine: (_kind, engine) => engineView(engine),
-      statefulSets: this.statefulSets,
-      pods: this.pods,
-      claims: this.claims,
-      services: this.services,
-      configMaps: this.configMaps,
-      networkPolicies: this.networkPolicies,
+      statefulSets: trimmedReads(this.statefulSets, trimStatefulSet),
+      pods: trimmedReads(this.pods, trimPod),
+      claims: trimmedReads(this.claims, trimClaim),
+      services: trimmedReads(this.services, trimToMetadata),
+      configMaps: trimmedReads(this.configMaps, trimToMetadata),
+      networkPolicies: trimmedReads(this.networkPolicies, trimToMetadata),
     };
   }
+}
+
+/** A collection as reconciles read it: each object as the real view keeps it (trim.ts). */
+function trimmedReads<T extends KubernetesObject>(
+  objects: MemoryObjects<T>,
+  trim: (object: T) => T,
+): OwnedObjects<T> {
+  return {
+    get: (name) => {
+      const object = objects.get(name);
+      return object === undefined ? undefined : trim(object);
+    },
+    of: (uid) => objects.of(uid).map(trim),
+    wrote: (object) => {
+      objects.wrote(object);
+    },
+  };
 }
