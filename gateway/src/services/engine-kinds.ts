@@ -46,7 +46,7 @@ import {
 } from './engine-service.ts';
 import { MESSAGE_KINDS } from './message-kinds.ts';
 import type { ClusterServiceDeps } from './resource-service.ts';
-import { idOf } from '../../../shared/resource-name.ts';
+import { idOf, workspaceOf } from '../../../shared/resource-name.ts';
 
 /** What the engine services need beyond the store and the authorizer. */
 export interface EngineServiceDeps extends ClusterServiceDeps {
@@ -284,15 +284,44 @@ function podLogSource(deps: EngineServiceDeps): PodLogSource {
   return deps.podLogs ?? new PodLogs(deps.store.kubeConfig, deps.store.namespace);
 }
 
-/** DAI engines as reads show them: whether a newer version is available, from the versions as they are now. */
+/**
+ * DAI engines as reads show them: whether a newer version is available, from the versions as
+ * they are now. Engines of one workspace and version share the answer, so it is decided once
+ * per pair; an engine whose stored flag already says so is answered as it is.
+ */
 async function withUpgradesShown(parts: DaiEngineParts, engines: DAIEngine[]): Promise<DAIEngine[]> {
   if (engines.length === 0) return engines;
   const versions = await parts.catalogue.versions();
-  // Engines as read may be shared (the cache's): answer copies.
-  return engines.map((engine) => ({
-    ...engine,
-    upgradeAvailable: upgradeAvailable(engine.name, engine.daiEngineVersion, versions),
-  }));
+  const decided = new Map<string, boolean>();
+  return engines.map((engine) => {
+    const key = `${workspaceOf(engine.name)}\u0000${engine.daiEngineVersion}`;
+    let available = decided.get(key);
+    if (available === undefined) {
+      available = upgradeAvailable(engine.name, engine.daiEngineVersion, versions);
+      decided.set(key, available);
+    }
+    return withUpgradeAvailable(engine, available);
+  });
+}
+
+/** Cached engines shown with the other upgrade flag than the one stored: made once per engine. */
+const flagged = new WeakMap<DAIEngine, DAIEngine>();
+
+/**
+ * The engine with `upgradeAvailable` set. Engines as read may be shared (the cache's, frozen):
+ * one that differs is answered as a copy, which keeps the engine's live durations (getters, not
+ * values) and is frozen and kept like the cache's own, so that its answer's text is kept too.
+ */
+function withUpgradeAvailable(engine: DAIEngine, available: boolean): DAIEngine {
+  if (engine.upgradeAvailable === available) return engine;
+  const known = flagged.get(engine);
+  if (known?.upgradeAvailable === available) return known;
+  const descriptors = Object.getOwnPropertyDescriptors(engine);
+  descriptors.upgradeAvailable = { value: available, enumerable: true, writable: true, configurable: true };
+  const copy: DAIEngine = Object.defineProperties({}, descriptors) as DAIEngine;
+  if (!Object.isFrozen(engine)) return copy;
+  flagged.set(engine, Object.freeze(copy));
+  return copy;
 }
 
 /** DAIEngineService. */
