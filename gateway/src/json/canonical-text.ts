@@ -24,6 +24,8 @@ type ValueText = (value: unknown) => string | undefined;
 
 interface FieldWriter {
   json: string;
+  /** `"name":` */
+  key: string;
   text: FieldText;
   /** Whether a value of this field may hold a message, whose text may be kept or live. */
   nested: boolean;
@@ -32,10 +34,22 @@ interface FieldWriter {
   repeated: boolean;
 }
 
-/** The text of a frozen message: runs of fields written once, and the fields written per read. */
-type Template = readonly (string | FieldWriter)[];
+/**
+ * The text of a frozen message with parts written per read: runs of fixed fields written once,
+ * the kept text of fixed messages in it (a profile snapshot many engines share is kept once, not
+ * once per engine), and the fields written per read.
+ */
+type Template = readonly (string | Spliced | FieldWriter)[];
+
+/** A fixed message field: its name, and the text kept with the message it holds. */
+interface Spliced {
+  key: string;
+  text: string;
+}
 
 const writers = new Map<string, readonly FieldWriter[]>();
+/** The whole text of frozen messages with nothing written per read. */
+const texts = new WeakMap<object, string>();
 const templates = new WeakMap<object, Template>();
 
 /** The canonical JSON text of a message of `type`. */
@@ -47,12 +61,23 @@ function messageText(type: string, message: object): string {
   const special = wellKnownText(type, message);
   if (special !== undefined) return special;
   if (!Object.isFrozen(message)) return fieldsText(writersOf(type), message);
+  const text = texts.get(message);
+  if (text !== undefined) return text;
   let template = templates.get(message);
   if (template === undefined) {
     template = templateOf(writersOf(type), message);
+    if (template.every((part) => !isWriter(part))) {
+      const whole = render(template, message);
+      texts.set(message, whole);
+      return whole;
+    }
     templates.set(message, template);
   }
   return render(template, message);
+}
+
+function isWriter(part: Template[number]): part is FieldWriter {
+  return typeof part !== 'string' && 'json' in part;
 }
 
 function fieldsText(fields: readonly FieldWriter[], message: object): string {
@@ -71,7 +96,10 @@ function render(template: Template, message: object): string {
   let out = '{';
   let first = true;
   for (const part of template) {
-    const text = typeof part === 'string' ? part : part.text(read(message, part.json));
+    let text: string | undefined;
+    if (typeof part === 'string') text = part;
+    else if (isWriter(part)) text = part.text(read(message, part.json));
+    else text = part.key + part.text;
     if (text === undefined) continue;
     out += first ? text : `,${text}`;
     first = false;
@@ -81,20 +109,38 @@ function render(template: Template, message: object): string {
 
 /** The fields of a frozen message that never change written once; the others left to each read. */
 function templateOf(fields: readonly FieldWriter[], message: object): Template {
-  const template: (string | FieldWriter)[] = [];
+  const template: (string | Spliced | FieldWriter)[] = [];
   let run: string[] = [];
+  const part = (next: Spliced | FieldWriter): void => {
+    if (run.length > 0) template.push(run.join(','));
+    run = [];
+    template.push(next);
+  };
   for (const field of fields) {
     if (!isFixed(field, message)) {
-      if (run.length > 0) template.push(run.join(','));
-      run = [];
-      template.push(field);
+      part(field);
       continue;
     }
-    const text = field.text(read(message, field.json));
+    const value = read(message, field.json);
+    const kept = field.kind === 'message' && !field.repeated ? keptText(field.type, value) : undefined;
+    if (kept !== undefined) {
+      part({ key: field.key, text: kept });
+      continue;
+    }
+    const text = field.text(value);
     if (text !== undefined) run.push(text);
   }
   if (run.length > 0) template.push(run.join(','));
   return template;
+}
+
+/** The text kept with a frozen message of `type` that has nothing written per read. */
+function keptText(type: string | undefined, value: unknown): string | undefined {
+  if (type === undefined || isWellKnown(type) || typeof value !== 'object' || value === null)
+    return undefined;
+  if (!Object.isFrozen(value)) return undefined;
+  messageText(type, value);
+  return texts.get(value);
 }
 
 /** Whether a field of a frozen message reads the same every time: a plain value that cannot change. */
@@ -117,12 +163,7 @@ function isFixedMessage(type: string | undefined, value: unknown): boolean {
   if (value instanceof Date || ArrayBuffer.isView(value)) return true;
   if (!Object.isFrozen(value)) return false;
   if (type === undefined || isWellKnown(type)) return true;
-  let template = templates.get(value);
-  if (template === undefined) {
-    template = templateOf(writersOf(type), value);
-    templates.set(value, template);
-  }
-  return template.every((part) => typeof part === 'string');
+  return keptText(type, value) !== undefined;
 }
 
 /** A field read as the message holds it (getters run). */
@@ -166,6 +207,7 @@ function fieldWriter(field: FieldRow): FieldWriter {
   const value = fieldValueText(field);
   return {
     json: field.json,
+    key,
     kind: field.kind,
     type: field.type,
     repeated: field.repeated === true,
