@@ -29,6 +29,7 @@ import { compressedDatasetMemory, rawDatasetMemory, sizeFor } from '../engines/s
 import { PodLogs, type PodLogSource } from '../store/pod-logs.ts';
 import { compareVersions } from '../../../shared/semver.ts';
 import { upgradeAvailable } from '../engines/upgrades.ts';
+import { withUpgradeAvailable } from '../engines/upgrade-flag.ts';
 import {
   changeLifecycle,
   createEngine,
@@ -302,26 +303,6 @@ async function withUpgradesShown(parts: DaiEngineParts, engines: DAIEngine[]): P
     }
     return withUpgradeAvailable(engine, available);
   });
-}
-
-/** Cached engines shown with the other upgrade flag than the one stored: made once per engine. */
-const flagged = new WeakMap<DAIEngine, DAIEngine>();
-
-/**
- * The engine with `upgradeAvailable` set. Engines as read may be shared (the cache's, frozen):
- * one that differs is answered as a copy, which keeps the engine's live durations (getters, not
- * values) and is frozen and kept like the cache's own, so that its answer's text is kept too.
- */
-function withUpgradeAvailable(engine: DAIEngine, available: boolean): DAIEngine {
-  if (engine.upgradeAvailable === available) return engine;
-  const known = flagged.get(engine);
-  if (known?.upgradeAvailable === available) return known;
-  const descriptors = Object.getOwnPropertyDescriptors(engine);
-  descriptors.upgradeAvailable = { value: available, enumerable: true, writable: true, configurable: true };
-  const copy: DAIEngine = Object.defineProperties({}, descriptors) as DAIEngine;
-  if (!Object.isFrozen(engine)) return copy;
-  flagged.set(engine, Object.freeze(copy));
-  return copy;
 }
 
 /** DAIEngineService. */
