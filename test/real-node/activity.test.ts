@@ -31,7 +31,7 @@ const LAST_ACTIVITY = 'engine.h2o.ai/last-activity-time';
 /** How long the H2O model trains: longer than the idle limit by far. */
 const JOB_MS = 60_000;
 
-// Set in the describe block: its product runs only while its tests do (real-node.test.ts).
+// Set in the describe block, which starts the product before its tests.
 let identity: () => TestIdentity;
 let api: () => ApiServer;
 

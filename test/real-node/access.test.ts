@@ -25,7 +25,7 @@ const W = 'workspaces/lab';
 const NB = '/workspaces/lab/notebookEngines/nb';
 const ECHO = '/workspaces/lab/notebookEngines/echo';
 
-// Set in the describe block: its product runs only while its tests do (real-node.test.ts).
+// Set in the describe block, which starts the product before its tests.
 let identity: () => TestIdentity;
 let api: () => ApiServer;
 
