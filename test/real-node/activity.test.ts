@@ -137,9 +137,6 @@ const jobKey = (answer: Record<string, unknown>): string =>
   ((answer['job'] ?? answer) as { key: { name: string } }).key.name;
 
 describe('activity probes on the real node', () => {
-  ({ identity, api } = useRealNodeProduct(NAMESPACE, [
-    { id: 'user', name: 'Una User', roles: ['data-scientist'] },
-  ]));
   afterAll(async () => {
     for (const collection of ['notebookEngines', 'h2oEngines']) {
       const list = await asUser('GET', `/v1/${W}/${collection}`);
@@ -154,6 +151,10 @@ describe('activity probes on the real node', () => {
       { what: 'every engine pod to be gone', timeoutMs: 120_000 },
     );
   }, 180_000);
+  // After the clean-up above, which deletes the engines through it: after-all hooks run in order.
+  ({ identity, api } = useRealNodeProduct(NAMESPACE, [
+    { id: 'user', name: 'Una User', roles: ['data-scientist'] },
+  ]));
 
   // The two engines work at the same time (their deadlines mostly wait), each on its own.
   test.concurrent(

@@ -5,9 +5,8 @@
  * lock, and a Jest worker waiting for that lock runs nothing else: on two workers, half the run
  * often waited. Here they run one after another by construction, each case module a describe
  * block whose cluster starts before its tests and stops after them. access.test.ts and
- * activity.test.ts are still files of their own: run after other cases in this file, something
- * of theirs called a server that had stopped, which failed the file; they run last
- * (test/helpers/longest-first.js), when this file has let the node go.
+ * activity.test.ts are still files of their own, which the test order runs last, when this file
+ * has let the node go.
  */
 import './node.cases.ts';
 import './network-policy.cases.ts';
