@@ -417,11 +417,20 @@ export function describeStoreContract(name: string, makeStore: () => Store | Pro
         expect(names(await store.list(PROFILE, '-'))).not.toContain(profileName(ws, 'p1'));
         await store.create(PROFILE, profile(ws, 'p1'));
         expect(names(await store.list(PROFILE, ws))).toEqual([profileName(ws, 'p2'), profileName(ws, 'p1')]);
+        const created = await store.create(PROFILE, profile(ws, 'p3'));
+        await store.delete(PROFILE, profileName(ws, 'p3'));
+        const again = await store.create(PROFILE, profile(ws, 'p3'));
+        expect(newer(again.resourceVersion, created.resourceVersion)).toBe(true);
+      });
+
+      test('an engine is written with the cleanup finalizer: deleted, it stays, marked, until the operator releases it', async () => {
         const created = await store.create(ENGINE, engine(ws, 'e1'));
         await store.delete(ENGINE, engineName(ws, 'e1'));
-        const again = await store.create(ENGINE, engine(ws, 'e1'));
-        expect(json(ENGINE, again)['uid']).not.toBe(json(ENGINE, created)['uid']);
-        expect(newer(again.resourceVersion, created.resourceVersion)).toBe(true);
+        const deleting = await store.get(ENGINE, engineName(ws, 'e1'));
+        expect(json(ENGINE, deleting)['state']).toBe('STATE_DELETING');
+        expect(json(ENGINE, deleting)['deleteTime']).toEqual(expect.any(String));
+        expect(newer(deleting.resourceVersion, created.resourceVersion)).toBe(true);
+        expect((await failure(store.create(ENGINE, engine(ws, 'e1')))).code).toBe(Code.ALREADY_EXISTS);
       });
 
       test('a delete guarded by the current resourceVersion deletes', async () => {
@@ -495,8 +504,9 @@ export function describeStoreContract(name: string, makeStore: () => Store | Pro
         ]);
         const e2 = await store.get(ENGINE, engineName(ws, 'e2'));
         await store.update(ENGINE, engine(ws, 'e2', { displayName: 'X e2' }), e2.resourceVersion);
+        // Deleted, e1 stays until the operator releases its finalizer, marked for deletion.
         await store.delete(ENGINE, engineName(ws, 'e1'));
-        expect(await run(ws, 'E')).toEqual([engineName(ws, 'e3')]);
+        expect(await run(ws, 'E')).toEqual([engineName(ws, 'e1'), engineName(ws, 'e3')]);
         expect(await run(ws, 'X')).toEqual([engineName(ws, 'e2')]);
         expect(await run(ws, 'none')).toEqual([]);
         expect(await run('-', 'E')).toEqual(
@@ -505,7 +515,7 @@ export function describeStoreContract(name: string, makeStore: () => Store | Pro
         // A page starts after its token's key, wherever that falls.
         const ordered = await store.ordered(ENGINE, ws, spec, 'E');
         expect([['D'], ['Engine e3', engineName(ws, 'e3')], ['F']].map((key) => ordered.after(key))).toEqual([
-          0, 1, 1,
+          0, 2, 2,
         ]);
       });
 

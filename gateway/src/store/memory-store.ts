@@ -148,7 +148,22 @@ export class InMemoryStore implements Store {
       const current = this.locate(kind, name);
       if (resourceVersion !== undefined && resourceVersion !== current.metadata.resourceVersion)
         throw storeError({ code: 409 }, name, 'delete');
-      // Nothing here adds finalizers (the operator does, on a cluster): the object is gone at once.
+      // An object with finalizers (engines are written with the operator's) stays, marked for
+      // deletion, until they are gone, as on a cluster; one without is gone at once.
+      if ((current.metadata.finalizers ?? []).length > 0) {
+        if (current.metadata.deletionTimestamp !== undefined) return;
+        const marked: CustomResource = {
+          ...current,
+          metadata: {
+            ...current.metadata,
+            deletionTimestamp: kubernetesTime(this.now()),
+            resourceVersion: this.next(),
+          },
+        };
+        this.of(kind).set(current.metadata.name, { object: marked, written: this.revision });
+        this.wrote(kind, marked);
+        return;
+      }
       this.of(kind).delete(current.metadata.name);
       this.next();
     });

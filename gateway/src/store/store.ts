@@ -149,18 +149,6 @@ export class ResourceStore implements Store, ClusterPlacement {
     this.caches.get(kind.kind)?.wrote(object);
   }
 
-  /**
-   * The object as the cache read it, if the cache holds this very version: the watch event of a
-   * write has been read into a message already, which the writer need not do again.
-   */
-  private cached(kind: ResourceKind, object: CustomResource): Stored | undefined {
-    const entry = this.caches.get(kind.kind)?.object(object.metadata.name);
-    const version = object.metadata.resourceVersion;
-    return entry !== undefined && version !== undefined && entry.stored.resourceVersion === version
-      ? entry.stored
-      : undefined;
-  }
-
   /** Creates the resource; ALREADY_EXISTS when its name is taken. */
   async create(kind: ResourceKind, message: { name: string }, options: WriteOptions = {}): Promise<Stored> {
     const { workspace, id } = splitName(kind, message.name);
@@ -175,7 +163,7 @@ export class ResourceStore implements Store, ClusterPlacement {
     );
     if (statusLeft === undefined) {
       this.noteWrite(kind, created);
-      return this.cached(kind, created) ?? stored(kind, created);
+      return stored(kind, created);
     }
     // Too large for the annotation: status in a second write, and if that fails the creation
     // is undone so that no half-written resource remains.
@@ -388,7 +376,7 @@ export class ResourceStore implements Store, ClusterPlacement {
       try {
         const written = await write();
         this.noteWrite(kind, written);
-        return this.cached(kind, written) ?? stored(kind, written);
+        return stored(kind, written);
       } catch (error: unknown) {
         const retryable = error instanceof ApiError && error.code === Code.UNAVAILABLE;
         if (!retryable || attempt >= STATUS_ATTEMPTS) throw error;
