@@ -169,6 +169,24 @@ export class InMemoryStore implements Store {
     });
   }
 
+  /**
+   * Plays the operator's release of an object's finalizers: one marked for deletion is then
+   * gone, as on a cluster. Not part of the Store: only the operator takes finalizers off.
+   */
+  release(kind: ResourceKind, name: string): void {
+    const current = this.locate(kind, name);
+    if (current.metadata.deletionTimestamp !== undefined) {
+      this.of(kind).delete(current.metadata.name);
+      this.next();
+      return;
+    }
+    const released: CustomResource = {
+      ...current,
+      metadata: { ...current.metadata, finalizers: [], resourceVersion: this.next() },
+    };
+    this.of(kind).set(current.metadata.name, { object: released, written: this.revision });
+  }
+
   /** Reads include every write at once. */
   caughtUp(_kind: ResourceKind, _resourceVersion: string): Promise<boolean> {
     return Promise.resolve(true);
