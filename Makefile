@@ -23,7 +23,8 @@ APT_PACKAGES := openssl ca-certificates chromium podman runc mmdebstrap uidmap b
 JEST := $(NODE) --experimental-vm-modules --disable-warning=ExperimentalWarning node_modules/jest/bin/jest.js
 # Test files run two at a time: most of a control-plane test's time is spent waiting (on
 # controllers, engines, Python, a browser), and Jest's default (cores - 1) is one on two cores.
-# The real-node files still take turns on the one node (a machine-wide lock).
+# The tests on the machine's one real node are in one file (test/real-node/real-node.test.ts),
+# which test/helpers/longest-first.js starts first, and the other real-node files last.
 JEST_WORKERS ?= 2
 # The docs site's npm packages (docs-site/ is an npm project of its own).
 DOCS_DEPS := docs-site/node_modules/.package-lock.json

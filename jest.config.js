@@ -17,4 +17,6 @@ export default {
   testMatch: ['<rootDir>/**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/docs-site/'],
   reporters: ['default', '<rootDir>/test/helpers/summary-reporter.js'],
+  // The longest files first, also on a machine without Jest's cache of the last run's durations.
+  testSequencer: '<rootDir>/test/helpers/longest-first.js',
 };

@@ -3,24 +3,37 @@
  * on, in the same run on the same machine, so the figures are ratios that hold on any machine:
  *
  * - P3: creates of AIEM_BENCH_ENGINES engines (default 10,000) over REST, 32 at a time, against
- *   as many custom resources created straight at the apiserver, 32 at a time;
+ *   as many custom resources created straight at the apiserver, 32 at a time, each the object the
+ *   API stored (recorded fields, finalizer), so that only what the API adds to a write counts;
  * - P1: GET of one engine over REST (token verified, permission checked, converted to JSON), 32
  *   at a time for a few seconds, against GET of its custom resource from the apiserver;
- * - P2: a filtered, ordered page of 50 over those engines against the apiserver's list of them
- *   by label selector; P5g: the memory of the process serving them;
+ * - P2: the first page of 50 of those engines (newest first), 32 at a time, against the
+ *   apiserver's own page (`limit=50` with the workspace's label selector); P2n: the page after
+ *   it, from its token, against the apiserver's continue; P2b: a filtered page (running engines
+ *   with more than 1 CPU) against the apiserver's page by the closest label selector; P5g: the
+ *   memory of the process serving them;
  * - P4: AIEM_BENCH_RUNNING DAI engines (default 1,000) created through the API until all are
  *   RUNNING under the operator (a process of its own, default settings), against as many
  *   StatefulSets applied straight to the cluster until all their pods are ready (the floor the
  *   cluster itself sets); P4b: the operator's writes per second while they are left alone;
- * - P5o: the operator's memory holding AIEM_BENCH_HELD engines (default 3,000), all but the
- *   running ones paused;
+ * - P5o: the operator's memory holding AIEM_BENCH_HELD engines (default 10,000), all but the
+ *   running ones paused, as a cluster holds engines paused after they ran: each with its
+ *   finalizer and its workload (a StatefulSet at 0 replicas, a Service, a ConfigMap), written
+ *   straight to the apiserver, so that setting them up takes creates; P5g beside it: the
+ *   gateway's memory holding the same engines (AIEM_BENCH_HEAP_SNAPSHOTS=1: both processes
+ *   write heap snapshots there, to the working directory);
  * - P6: AIEM_BENCH_ADMITTED engines (default 1,000) written to the Kubernetes API as a user, as
  *   kubectl does, reviewed by the gateway's admission webhooks, against as many written by the
- *   cluster admin, whom the webhooks leave alone: what admission adds to a Kubernetes write.
+ *   cluster admin, whom the webhooks leave alone: what admission adds to a Kubernetes write;
+ * - P4w: the operator's calls to the apiserver per engine P4 started, by verb (it reads through
+ *   its watches, so every call is a write);
+ * - P8: fairness between workspaces: the time to RUNNING of one engine in a quiet workspace
+ *   (AIEM_BENCH_FAIR_TRIES tries, default 20, one after another; p95) while a busy workspace's
+ *   AIEM_BENCH_FAIR engines (default 2,000) start.
  *
  * Prints a table; README records a run.
  */
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import {
@@ -28,12 +41,22 @@ import {
   CoreV1Api,
   CustomObjectsApi,
   KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
+  KubernetesObjectApi,
   type KubernetesObject,
   type V1StatefulSet,
 } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { customResources, WatchedCollection, type ListPage } from '../shared/watched-collection.ts';
 import { pooled } from '../shared/kube-transport.ts';
+import { RECORDED_ANNOTATION } from '../shared/recorded.ts';
+import { withDigests } from '../operator/src/desired/digest.ts';
+import { desiredObjects } from '../operator/src/desired/workload.ts';
+import { daiEngineKind } from '../operator/src/kinds/dai-engine.ts';
+import type { EngineResource } from '../operator/src/kinds/kind.ts';
+import { engineView } from '../operator/src/kube/cluster-view.ts';
+import { FINALIZER } from '../operator/src/reconcile/reconciler.ts';
 import { startCluster, type Cluster } from '../test/cluster/cluster.ts';
 import { applyConfigurations, webhookCertificate, webhookConfigurations } from '../test/cluster/webhooks.ts';
 import { freePort } from '../test/cluster/ports.ts';
@@ -47,28 +70,20 @@ const LOAD_MS = 5_000;
 /** P4: engines run at once (each asks for 1 CPU; the simulated nodes are sized for them). */
 const ENGINES_STARTED = Number(process.env['AIEM_BENCH_RUNNING'] ?? 1_000);
 /** P5o: engines the operator holds, most of them paused. */
-const ENGINES_HELD = Number(process.env['AIEM_BENCH_HELD'] ?? 3_000);
+const ENGINES_HELD = Number(process.env['AIEM_BENCH_HELD'] ?? 10_000);
+/**
+ * AIEM_BENCH_HEAP_SNAPSHOTS=1: heap snapshots of the operator and the gateway holding P5o's
+ * engines, written to the working directory (Heap.*.heapsnapshot), to see what holds memory.
+ */
+const HEAP_SNAPSHOTS = process.env['AIEM_BENCH_HEAP_SNAPSHOTS'] === '1';
+const SNAPSHOT_SIGNAL = '--heapsnapshot-signal=SIGUSR2';
 /** P6: engines written through the admission webhooks. */
 const ENGINES_ADMITTED = Number(process.env['AIEM_BENCH_ADMITTED'] ?? 1_000);
+/** P8: engines a busy workspace starts, and the quiet workspace's engines timed meanwhile. */
+const FAIR_BUSY = Number(process.env['AIEM_BENCH_FAIR'] ?? 2_000);
+const FAIR_TRIES = Number(process.env['AIEM_BENCH_FAIR_TRIES'] ?? 20);
 /** P4b: how long the running engines are left alone while the operator's writes are counted. */
 const QUIET_MS = 30_000;
-
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
-};
-
-/** Each call's milliseconds, one call at a time, after a short warm-up. */
-async function timedAll(rounds: number, call: () => Promise<unknown>): Promise<number[]> {
-  for (let i = 0; i < 3; i++) await call(); // warm-up: connections, caches, JIT
-  const times: number[] = [];
-  for (let i = 0; i < rounds; i++) {
-    const start = performance.now();
-    await call();
-    times.push(performance.now() - start);
-  }
-  return times;
-}
 
 const percentile = (values: number[], p: number): number => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -80,7 +95,7 @@ async function load(
   ms: number,
   concurrency: number,
   call: () => Promise<unknown>,
-): Promise<{ perSecond: number; p50: number; p99: number }> {
+): Promise<{ calls: number; perSecond: number; p50: number; p99: number }> {
   for (let i = 0; i < 50; i++) await call(); // warm-up: connections, caches, JIT
   const times: number[] = [];
   const started = performance.now();
@@ -94,7 +109,12 @@ async function load(
     }),
   );
   const seconds = (performance.now() - started) / 1000;
-  return { perSecond: times.length / seconds, p50: percentile(times, 0.5), p99: percentile(times, 0.99) };
+  return {
+    calls: times.length,
+    perSecond: times.length / seconds,
+    p50: percentile(times, 0.5),
+    p99: percentile(times, 0.99),
+  };
 }
 
 /** Runs `count` calls, `concurrency` at a time; the elapsed milliseconds. */
@@ -117,6 +137,48 @@ async function batch(
 function rssBytes(pid: number | undefined): number {
   const status = readFileSync(`/proc/${pid ?? 0}/status`, 'utf8');
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? Number.NaN) * 1024;
+}
+
+/** The CPU time processes have used, in milliseconds, from /proc (utime + stime). */
+function cpuMs(pids: readonly (number | undefined)[]): number {
+  return pids.reduce<number>((total, pid) => {
+    const stat = readFileSync(`/proc/${pid ?? 0}/stat`, 'utf8');
+    // Fields after the command (which may hold spaces): state is the 3rd, utime the 14th.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return total + (Number(fields[11]) + Number(fields[12])) * (1000 / CLOCK_TICKS);
+  }, 0);
+}
+/** Linux's USER_HZ, which /proc's times count in. */
+const CLOCK_TICKS = 100;
+
+/**
+ * {@link load}, and the CPU the serving processes spent per call: on a busy machine latency
+ * waits for a core, while CPU per call is what the server itself costs.
+ */
+async function loadWithCpu(
+  pids: readonly (number | undefined)[],
+  call: () => Promise<unknown>,
+): Promise<{ calls: number; perSecond: number; p50: number; p99: number; cpuPerCall: number }> {
+  const before = cpuMs(pids);
+  const result = await load(LOAD_MS, CONCURRENCY, call);
+  // The warm-up's 50 calls are counted too.
+  return { ...result, cpuPerCall: (cpuMs(pids) - before) / (result.calls + 50) };
+}
+
+/** Has the process write a heap snapshot (started with SNAPSHOT_SIGNAL); resolves once written. */
+async function heapSnapshot(pid: number | undefined): Promise<string> {
+  const ours = (): string[] => readdirSync('.').filter((f) => f.endsWith(`.${pid ?? 0}.0.001.heapsnapshot`));
+  process.kill(pid ?? 0, 'SIGUSR2');
+  let size = -1;
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const file = ours()[0];
+    if (file === undefined) continue;
+    // Written in one go by the process's main thread: done when it stops growing.
+    const now = statSync(file).size;
+    if (now === size && now > 0) return file;
+    size = now;
+  }
 }
 
 /**
@@ -161,7 +223,7 @@ function engineObject(
   workspace: string,
   id: string,
   spec: Record<string, unknown>,
-  annotations?: Record<string, string>,
+  { annotations, finalizers }: { annotations?: Record<string, string>; finalizers?: string[] } = {},
 ): object {
   return {
     apiVersion: 'engine.h2o.ai/v1',
@@ -170,6 +232,7 @@ function engineObject(
       name: `${workspace}.${id}`,
       labels: { 'engine.h2o.ai/workspace': workspace, 'engine.h2o.ai/id': id },
       ...(annotations === undefined ? {} : { annotations }),
+      ...(finalizers === undefined ? {} : { finalizers }),
     },
     spec,
   };
@@ -215,7 +278,11 @@ async function userKubeConfig(cluster: Cluster): Promise<CustomObjectsApi> {
 interface OperatorProcess {
   pid: number | undefined;
   /** Calls it has made to the apiserver (all writes: it reads through its watches). */
+  /** Its V8 heap's size and use and its external memory (MiB), which its RSS holds. */
+  heap(): Promise<string>;
   calls(): Promise<number>;
+  /** The same calls by verb. */
+  callsByVerb(): Promise<Map<string, number>>;
   /** Resolves once it holds at least `objects` objects and has nothing left to do. */
   idle(objects?: number): Promise<void>;
   stop(): Promise<void>;
@@ -235,9 +302,27 @@ async function startOperatorProcess(env: Record<string, string>): Promise<Operat
       .reduce((total, line) => total + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
   const metrics = async (): Promise<string> => (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
   const calls = async (): Promise<number> => sum(await metrics(), 'aiem_kube_requests_total');
+  const callsByVerb = async (): Promise<Map<string, number>> => {
+    const byVerb = new Map<string, number>();
+    for (const line of (await metrics()).split('\n')) {
+      const verb = /^aiem_kube_requests_total\{.*verb="([^"]+)"/.exec(line)?.[1];
+      if (verb === undefined) continue;
+      byVerb.set(verb, (byVerb.get(verb) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
+    }
+    return byVerb;
+  };
   return {
     pid: child.pid,
     calls,
+    callsByVerb,
+    async heap(): Promise<string> {
+      const text = await metrics();
+      const mib = (name: string): string => (sum(text, name) / 2 ** 20).toFixed(0);
+      const bySpace = [...text.matchAll(/^nodejs_heap_space_size_total_bytes\{space="(\w+)"\} (\d+)$/gm)].map(
+        ([, space, bytes]) => `${space ?? ''} ${(Number(bytes) / 2 ** 20).toFixed(0)}`,
+      );
+      return `heap ${mib('nodejs_heap_size_total_bytes')} MiB (${mib('nodejs_heap_size_used_bytes')} used; ${bySpace.join(', ')}), external ${mib('nodejs_external_memory_bytes')} MiB`;
+    },
     async idle(objects = 0): Promise<void> {
       let previous = -1;
       for (;;) {
@@ -259,7 +344,7 @@ const cluster = await startCluster({
   // Room for the engines (1 CPU each) and as many bare StatefulSets on a few large nodes: every
   // simulated node adds its own heartbeats to the apiserver's load.
   nodes: {
-    cpuNodes: Math.ceil((2 * ENGINES_STARTED) / 450) + 1,
+    cpuNodes: Math.ceil((2 * ENGINES_STARTED + FAIR_BUSY + FAIR_TRIES) / 450) + 1,
     cpuNodeCapacity: { cpu: '256', memory: '1Ti', pods: '500' },
     gpuNodes: 1,
     gpusPerNode: 4,
@@ -295,7 +380,7 @@ try {
     AIEM_WEBHOOK_CERT_DIR: certDir,
     AIEM_LOG_LEVEL: 'info',
     // V8 settings to try on the gateway, e.g. a heap limit (`--max-old-space-size=192`).
-    NODE_OPTIONS: process.env['AIEM_GATEWAY_NODE_OPTIONS'] ?? '',
+    NODE_OPTIONS: `${process.env['AIEM_GATEWAY_NODE_OPTIONS'] ?? ''} ${HEAP_SNAPSHOTS ? SNAPSHOT_SIGNAL : ''}`,
     ...identity.environment,
   });
   const started = await gatewayProcess.waitForLog('Started gateway');
@@ -350,10 +435,15 @@ try {
   const apiCreateMs = await batch(ENGINES_LISTED, CONCURRENCY, (i) =>
     rest('POST', `/v1/workspaces/w/daiEngines?daiEngineId=e${i}`, 'alice', { ...body, cpu: 1 + (i % 4) }),
   );
+  // The same object as the API stores (its recorded fields and the operator's finalizer), so that
+  // the ratio is what the API adds to the write, not the size of what it writes.
+  const apiObject = (await custom.getNamespacedCustomObject({ ...target, name: 'w.e0' })) as {
+    metadata: { annotations?: Record<string, string>; finalizers?: string[] };
+  };
   const rawCreateMs = await batch(ENGINES_LISTED, CONCURRENCY, (i) =>
     custom.createNamespacedCustomObject({
       ...target,
-      body: engineObject('raw', `c${i}`, { ...body, cpu: 1 + (i % 4), paused: true }),
+      body: engineObject('raw', `c${i}`, { ...body, cpu: 1 + (i % 4), paused: true }, apiObject.metadata),
     }),
   );
   const perSecond = (ms: number): number => ENGINES_LISTED / (ms / 1000);
@@ -377,19 +467,81 @@ try {
     (restGet.perSecond / kubeGet.perSecond).toFixed(2),
   ]);
 
-  const filter = encodeURIComponent('state != STATE_PAUSED AND cpu > 2');
-  const restList = await timedAll(20, () =>
-    rest('GET', `/v1/workspaces/w/daiEngines?pageSize=50&filter=${filter}&orderBy=cpu%20desc`, 'alice'),
+  // P2: pages of 50, each side's own: the gateway's first page (newest first, its default order)
+  // against the apiserver's first page of the same workspace (`limit=50` with the workspace's
+  // label selector, in the apiserver's own order), 32 at a time over keep-alive connections
+  // (one per caller: fetch's pool for the gateway, the pooled client for the apiserver).
+  const pageOf = (query: string) => () =>
+    rest('GET', `/v1/workspaces/w/daiEngines?pageSize=50${query}`, 'alice');
+  const kubePage = (labelSelector: string) => () =>
+    custom.listNamespacedCustomObject({ ...target, labelSelector, limit: 50 });
+  // The gateway's CPU per page, and the apiserver's and etcd's (the first two of the cluster).
+  const gatewayPids = [gatewayProcess.pid];
+  const kubePids = cluster
+    .components()
+    .slice(0, 2)
+    .map((c) => c.pid);
+  const compared = (
+    measure: string,
+    ours: Awaited<ReturnType<typeof loadWithCpu>>,
+    theirs: Awaited<ReturnType<typeof loadWithCpu>>,
+  ): void => {
+    const figures = (r: typeof ours): string =>
+      `${r.perSecond.toFixed(0)} pages/s; p50 ${r.p50.toFixed(1)} ms; p99 ${r.p99.toFixed(1)} ms; ${r.cpuPerCall.toFixed(2)} ms CPU/page`;
+    report([measure, figures(ours), figures(theirs), (ours.perSecond / theirs.perSecond).toFixed(2)]);
+  };
+  compared(
+    `P2 first page of 50 of ${ENGINES_LISTED} engines, ${CONCURRENCY} at a time, vs the apiserver's limit=50 page`,
+    await loadWithCpu(gatewayPids, pageOf(`&orderBy=${encodeURIComponent('create_time desc')}`)),
+    await loadWithCpu(kubePids, kubePage('engine.h2o.ai/workspace=w')),
   );
-  const kubeList = await timedAll(5, () =>
-    custom.listNamespacedCustomObject({ ...target, labelSelector: 'engine.h2o.ai/workspace=w' }),
+  // The page after the first, from its token: where a page starts is found, not counted.
+  const first = (await rest('GET', '/v1/workspaces/w/daiEngines?pageSize=50', 'alice')) as {
+    nextPageToken: string;
+  };
+  const kubeFirst = (await kubePage('engine.h2o.ai/workspace=w')()) as { metadata?: { continue?: string } };
+  compared(
+    `P2n next page of 50 (from the first page's token), ${CONCURRENCY} at a time, vs the apiserver's continue`,
+    await loadWithCpu(gatewayPids, pageOf(`&pageToken=${encodeURIComponent(first.nextPageToken)}`)),
+    await loadWithCpu(kubePids, () =>
+      custom.listNamespacedCustomObject({
+        ...target,
+        labelSelector: 'engine.h2o.ai/workspace=w',
+        limit: 50,
+        _continue: kubeFirst.metadata?.continue ?? '',
+      }),
+    ),
   );
-  report([
-    `P2 a filtered page of 50 over ${ENGINES_LISTED} engines (median; p99) vs the apiserver's list`,
-    `${median(restList).toFixed(1)} ms; p99 ${percentile(restList, 0.99).toFixed(1)} ms`,
-    `${median(kubeList).toFixed(0)} ms`,
-    (median(restList) / median(kubeList)).toFixed(3),
-  ]);
+
+  // P2b: a filtered page. A quarter of the engines are made RUNNING (as the operator reports it,
+  // in status), and labelled so for the apiserver, whose closest selector is that label: it has
+  // no `cpu > 1`, so its page holds running engines of any cpu.
+  const running = Array.from({ length: ENGINES_LISTED }, (_, i) => i).filter((i) => i % 8 < 2);
+  await batch(running.length, CONCURRENCY, async (n) => {
+    const name = `w.e${running[n] ?? 0}`;
+    await custom.patchNamespacedCustomObjectStatus(
+      { ...target, name, body: { status: { state: 'STATE_RUNNING' } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await custom.patchNamespacedCustomObject(
+      { ...target, name, body: { metadata: { labels: { 'bench-state': 'running' } } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+  });
+  const filtered = `&filter=${encodeURIComponent('state = STATE_RUNNING AND cpu > 1')}`;
+  // The gateway has seen every status once its count says so.
+  for (;;) {
+    const { totalSize } = (await pageOf(`&filter=${encodeURIComponent('state = STATE_RUNNING')}`)()) as {
+      totalSize: number;
+    };
+    if (totalSize === running.length) break;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  compared(
+    `P2b filtered page of 50 (state = STATE_RUNNING AND cpu > 1: ${running.length / 2} of ${ENGINES_LISTED}), ${CONCURRENCY} at a time, vs the apiserver's limit=50 page by label`,
+    await loadWithCpu(gatewayPids, pageOf(filtered)),
+    await loadWithCpu(kubePids, kubePage('engine.h2o.ai/workspace=w,bench-state=running')),
+  );
   report([
     `P5g gateway memory (RSS) with ${ENGINES_LISTED * 2} engines cached, after P2`,
     `${(rssBytes(gatewayProcess.pid) / 2 ** 20).toFixed(0)} MiB`,
@@ -488,7 +640,7 @@ try {
     AIEM_PUBLIC_URL: 'http://127.0.0.1',
     AIEM_LOG_LEVEL: 'info',
     // V8 settings to try on the operator, e.g. a heap limit (`--max-old-space-size=128`).
-    NODE_OPTIONS: process.env['AIEM_OPERATOR_NODE_OPTIONS'] ?? '',
+    NODE_OPTIONS: `${process.env['AIEM_OPERATOR_NODE_OPTIONS'] ?? ''} ${HEAP_SNAPSHOTS ? SNAPSHOT_SIGNAL : ''}`,
     // Throughput settings to try (workers, rate limit); the defaults otherwise.
     ...Object.fromEntries(
       ['AIEM_OPERATOR_WORKERS', 'AIEM_OPERATOR_QPS', 'AIEM_OPERATOR_BURST'].flatMap((name) => {
@@ -503,6 +655,8 @@ try {
     (engine) => (engine as { status?: { state?: string } }).status?.state === 'STATE_RUNNING',
     ENGINES_STARTED,
   );
+  await operator.idle();
+  const callsAtStart = await operator.callsByVerb();
   start = performance.now();
   await batch(ENGINES_STARTED, CONCURRENCY, (i) =>
     rest('POST', `/v1/workspaces/run/daiEngines?daiEngineId=r${i}`, 'alice', body),
@@ -539,6 +693,18 @@ try {
 
   // P4b: the running engines left alone; what the operator writes meanwhile.
   await operator.idle();
+  const callsStarted = await operator.callsByVerb();
+  report([
+    `P4w operator calls per engine started in P4, by verb`,
+    [...callsStarted]
+      .map(([verb, n]) => [verb, (n - (callsAtStart.get(verb) ?? 0)) / ENGINES_STARTED] as const)
+      .filter(([, perEngine]) => perEngine > 0)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([verb, perEngine]) => `${verb} ${perEngine.toFixed(2)}`)
+      .join(', '),
+    '',
+    '',
+  ]);
   const callsBefore = await operator.calls();
   await new Promise((resolve) => setTimeout(resolve, QUIET_MS));
   const callsPerSecond = ((await operator.calls()) - callsBefore) / (QUIET_MS / 1000);
@@ -549,32 +715,140 @@ try {
     '',
   ]);
 
-  // P5o: up to ENGINES_HELD engines, the others paused (their StatefulSets at 0 replicas),
-  // written as the API stores them; a fresh operator process lists them all and settles.
+  // P5o: ENGINES_HELD engines, all but the running ones paused, as a cluster holds engines
+  // paused after they ran: each with the operator's finalizer, the output fields the API records,
+  // and its workload (a StatefulSet at 0 replicas, a Service, a ConfigMap) as the operator would
+  // write it, written straight to the apiserver with plain creates: a paused engine's memory is
+  // what is measured, not its first start. A fresh operator process lists them all and settles.
   const template = (await custom.getNamespacedCustomObject({ ...target, name: 'run.r0' })) as {
     metadata: { annotations?: Record<string, string> };
     spec: Record<string, unknown>;
   };
-  const recorded = template.metadata.annotations?.['engine.h2o.ai/recorded'] ?? '{}';
-  await batch(ENGINES_HELD - ENGINES_STARTED, CONCURRENCY, (i) =>
-    custom.createNamespacedCustomObject({
+  const recorded = template.metadata.annotations?.[RECORDED_ANNOTATION] ?? '{}';
+  await operator.stop();
+  const objects = KubernetesObjectApi.makeApiClient(cluster.kubeConfig);
+  const settings = { publicUrl: operatorEnv.AIEM_PUBLIC_URL };
+  const heldMs = await batch(ENGINES_HELD - ENGINES_STARTED, CONCURRENCY, async (i) => {
+    const written = (await custom.createNamespacedCustomObject({
       ...target,
       body: engineObject(
         'held',
         `h${i}`,
         { ...template.spec, paused: true },
-        { 'engine.h2o.ai/recorded': recorded },
+        { annotations: { [RECORDED_ANNOTATION]: recorded }, finalizers: [FINALIZER] },
       ),
-    }),
+    })) as EngineResource<'DAIEngine'>;
+    const desired = desiredObjects(daiEngineKind, engineView(written), { ...settings });
+    for (const object of [desired.configMap, desired.service, desired.statefulSet])
+      if (object !== undefined) await objects.create(withDigests(object, object));
+  });
+  console.error(
+    `held: ${ENGINES_HELD - ENGINES_STARTED} paused engines and their workloads written in ${(heldMs / 1000).toFixed(0)} s`,
   );
   // Without a rate limit, so that the setting-up is quick: memory is what is measured.
-  await operator.stop();
   operator = await startOperatorProcess({ ...operatorEnv, AIEM_OPERATOR_QPS: '0' });
+  const settling = performance.now();
   // Each engine: itself, its StatefulSet, Service and ConfigMap; a running one a pod and a claim.
   await operator.idle(ENGINES_HELD * 4 + ENGINES_STARTED * 2);
+  console.error(
+    `held: the operator listed and settled them in ${((performance.now() - settling) / 1000).toFixed(0)} s; ${await operator.heap()}`,
+  );
   report([
     `P5o operator memory (RSS) with ${ENGINES_HELD} engines (${ENGINES_STARTED} running)`,
     `${(rssBytes(operator.pid) / 2 ** 20).toFixed(0)} MiB`,
+    '',
+    '',
+  ]);
+  report([
+    `P5g gateway memory (RSS) holding the same ${ENGINES_HELD} engines`,
+    `${(rssBytes(gatewayProcess.pid) / 2 ** 20).toFixed(0)} MiB`,
+    '',
+    '',
+  ]);
+  if (HEAP_SNAPSHOTS) {
+    console.error(`heap snapshot of the operator: ${await heapSnapshot(operator.pid)}`);
+    console.error(`heap snapshot of the gateway: ${await heapSnapshot(gatewayProcess.pid)}`);
+  }
+  await operator.stop();
+
+  // P8: a quiet workspace's engines, one at a time, while a busy workspace starts many.
+  operator = await startOperatorProcess(operatorEnv);
+  await operator.idle();
+  const states = new Map<string, PromiseWithResolvers<undefined>>();
+  const runningIn = (name: string): PromiseWithResolvers<undefined> => {
+    const known = states.get(name) ?? Promise.withResolvers<undefined>();
+    states.set(name, known);
+    return known;
+  };
+  let busyRunning = 0;
+  // When the operator first reconciled each engine: its first status write adds the conditions.
+  const reconciledAt = new Map<string, number>();
+  const watched = new WatchedCollection<true>({
+    kubeConfig: cluster.kubeConfig,
+    ...customResources(cluster.kubeConfig, NAMESPACE, 'daiengines'),
+    keep: (object) => {
+      const name = object.metadata?.name ?? '';
+      const status = (object as { status?: { state?: string; conditions?: unknown[] } }).status;
+      if (status?.conditions !== undefined && !reconciledAt.has(name))
+        reconciledAt.set(name, performance.now());
+      if (status?.state !== 'STATE_RUNNING') return true;
+      if (name.startsWith('busy.') && !states.has(name)) busyRunning += 1;
+      runningIn(name).resolve(undefined);
+      return true;
+    },
+    log: pino({ level: 'silent' }),
+    what: 'daiengines',
+  });
+  await watched.start();
+  // When each engine's StatefulSet first reported a ready pod: the cluster's part of a start.
+  const podReadyAt = new Map<string, number>();
+  const sets = new WatchedCollection<true>({
+    kubeConfig: cluster.kubeConfig,
+    path: `/apis/apps/v1/namespaces/${NAMESPACE}/statefulsets`,
+    listPage: (limit, token) =>
+      apps.listNamespacedStatefulSet({
+        namespace: NAMESPACE,
+        limit,
+        ...(token === undefined ? {} : { _continue: token }),
+      }),
+    keep: (object) => {
+      const engine = object.metadata?.annotations?.['engine.h2o.ai/engine'];
+      const ready = ((object as V1StatefulSet).status?.readyReplicas ?? 0) >= 1;
+      if (engine !== undefined && ready && !podReadyAt.has(engine)) podReadyAt.set(engine, performance.now());
+      return true;
+    },
+    log: pino({ level: 'silent' }),
+    what: 'statefulsets',
+  });
+  await sets.start();
+  let busyCreated = 0;
+  const busy = batch(FAIR_BUSY, CONCURRENCY, async (i) => {
+    await rest('POST', `/v1/workspaces/busy/daiEngines?daiEngineId=b${i}`, 'alice', body);
+    busyCreated += 1;
+  });
+  // The busy workspace has a backlog before the first try.
+  while (busyCreated < Math.min(FAIR_BUSY, 200)) await new Promise((resolve) => setTimeout(resolve, 50));
+  const tries: number[] = [];
+  const firstReconciles: number[] = [];
+  const triedAt: number[] = [];
+  let duringBusy = 0;
+  for (let i = 0; i < FAIR_TRIES; i++) {
+    const tried = performance.now();
+    await rest('POST', `/v1/workspaces/quiet/daiEngines?daiEngineId=q${i}`, 'alice', body);
+    await runningIn(`quiet.q${i}`).promise;
+    tries.push(performance.now() - tried);
+    firstReconciles.push((reconciledAt.get(`quiet.q${i}`) ?? Number.NaN) - tried);
+    triedAt.push(tried);
+    if (busyRunning < FAIR_BUSY) duringBusy += 1;
+  }
+  await busy;
+  // A StatefulSet's readyReplicas may trail the pod the operator saw ready: read once all are in.
+  const podsReady = triedAt.map((tried, i) => (podReadyAt.get(`quiet.q${i}`) ?? Number.NaN) - tried);
+  await watched.stop();
+  await sets.stop();
+  report([
+    `P8 one engine of a quiet workspace to RUNNING while a busy one starts ${FAIR_BUSY} (p95 of ${FAIR_TRIES} tries, ${duringBusy} of them while the busy were starting; median)`,
+    `${(percentile(tries, 0.95) / 1000).toFixed(1)} s; median ${(percentile(tries, 0.5) / 1000).toFixed(1)} s; operator's first reconcile p95 ${(percentile(firstReconciles, 0.95) / 1000).toFixed(1)} s; pod ready p95 ${(percentile(podsReady, 0.95) / 1000).toFixed(1)} s`,
     '',
     '',
   ]);

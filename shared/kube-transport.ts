@@ -6,7 +6,7 @@
  * once per distinct TLS and proxy setting and reused by every client made from it: API calls,
  * watches and informers alike.
  */
-import { createHash } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import type { KubeConfig } from '@kubernetes/client-node';
 
 /** What createDispatcher takes: the cluster and the TLS options of the current user. */
@@ -20,21 +20,22 @@ export function pooled(kubeConfig: KubeConfig): KubeConfig {
   }
   if (POOLED.has(kubeConfig)) return kubeConfig;
   POOLED.add(kubeConfig);
-  const dispatchers = new Map<string, unknown>();
+  const dispatchers: { server: unknown; options: unknown; dispatcher: unknown }[] = [];
   const memoized: CreateDispatcher = (cluster, agentOptions) => {
-    // The key is everything the dispatcher is made of (server, CA, client certificate, proxy),
-    // so rotated credentials get a pool of their own.
+    // A dispatcher is made of the server, CA, client certificate and proxy, so rotated
+    // credentials get a pool of their own. They are compared as they are, bytes for bytes: the
+    // client reads them afresh for every call, and hashing them as JSON (a number per byte) cost
+    // more than the call's own work.
     const options = kubeConfig.createDispatcherOptions(
       cluster as Parameters<KubeConfig['createDispatcherOptions']>[0],
       agentOptions,
     );
-    const key = createHash('sha256')
-      .update(JSON.stringify([(cluster as { server?: string } | null)?.server, options]))
-      .digest('hex');
-    if (!dispatchers.has(key)) {
-      dispatchers.set(key, Reflect.apply(create, kubeConfig, [cluster, agentOptions]));
-    }
-    return dispatchers.get(key);
+    const server = (cluster as { server?: string } | null)?.server;
+    const known = dispatchers.find((d) => d.server === server && isDeepStrictEqual(d.options, options));
+    if (known !== undefined) return known.dispatcher;
+    const dispatcher: unknown = Reflect.apply(create, kubeConfig, [cluster, agentOptions]);
+    dispatchers.push({ server, options, dispatcher });
+    return dispatcher;
   };
   Reflect.set(kubeConfig, 'createDispatcher', memoized);
   return kubeConfig;

@@ -58,6 +58,13 @@ export const ENGINE_INTENT: Readonly<Record<string, Readonly<Record<string, stri
 };
 
 /**
+ * The finalizer that holds an engine's deletion until the operator has cleaned up after it (its
+ * pods, volumes, services). The API writes it with the engine, and the operator adds it to an
+ * engine written without it.
+ */
+export const ENGINE_FINALIZER = `${GROUP}/cleanup`;
+
+/**
  * Status fields the operator reports on engines beside the API message's own: which generation
  * of the spec it has acted on, when the current run became RUNNING, and Kubernetes-style
  * conditions (`Ready`, `Stopped`).

@@ -42,6 +42,28 @@ export interface CollectionOptions<T> {
   log: Logger;
   /** Named in log lines, e.g. the kind. */
   what: string;
+  /**
+   * Runs each whole list (every page) of the collection when its turn comes, so that several
+   * collections can list one at a time (see oneAtATime); at once when not given.
+   */
+  takeTurn?: <R>(list: () => Promise<R>) => Promise<R>;
+}
+
+/**
+ * Turns for lists taken one at a time, in the order asked: thousands of objects of several
+ * collections listed at once are several pages of whole objects in memory at the same time, a
+ * peak the process's heap keeps. A list that fails ends its turn.
+ */
+export function oneAtATime(): <R>(list: () => Promise<R>) => Promise<R> {
+  let previous: Promise<unknown> = Promise.resolve();
+  return <R>(list: () => Promise<R>): Promise<R> => {
+    const turn = previous.then(list);
+    previous = turn.then(
+      () => undefined,
+      () => undefined,
+    );
+    return turn;
+  };
 }
 
 /** The collection of one kind of the API's custom resources in a namespace: its path and pages. */
@@ -84,10 +106,18 @@ const WATCH_SECONDS = 20;
 const BACKOFF_MIN_MS = 100;
 const BACKOFF_MAX_MS = 5_000;
 
+/** One caller of `until`: what it waits for, and how it is answered. */
+interface Waiter {
+  holds(): boolean;
+  settle(held: boolean): void;
+}
+
 type WatchEnd = { kind: 'closed' } | { kind: 'gone' } | { kind: 'failed'; error: unknown };
 
 export class WatchedCollection<T> {
   private readonly objects = new Map<string, T>();
+  /** The resourceVersions of held writes whose watch event has not come yet, by name. */
+  private readonly heldAt = new Map<string, bigint>();
   private readonly options: CollectionOptions<T>;
   private readonly watcher: Watch;
   private resourceVersion = '';
@@ -101,7 +131,7 @@ export class WatchedCollection<T> {
   private resuming = false;
   private stopped = false;
   private current: AbortController | undefined;
-  private readonly waiters = new Set<() => void>();
+  private readonly waiters = new Set<Waiter>();
   private loop: Promise<void> | undefined;
   private readonly firstSync: PromiseWithResolvers<void> = Promise.withResolvers();
 
@@ -163,6 +193,22 @@ export class WatchedCollection<T> {
     return target !== undefined && this.newest >= target;
   }
 
+  /**
+   * Holds what is kept of an object its writer has just written (at `resourceVersion`), before
+   * the write's watch event arrives, so that the writer reads its own write at once. A copy that
+   * has seen that resourceVersion already holds the write, or a newer version, and is left as it
+   * is; the watch event replaces the held object when it comes.
+   */
+  hold(name: string, resourceVersion: string | undefined, kept: T): void {
+    const version = versionNumber(resourceVersion);
+    if (version === undefined || this.has(resourceVersion)) return;
+    this.heldAt.set(name, version);
+    const before = this.objects.get(name);
+    this.objects.set(name, kept);
+    this.options.onChange?.(name, before, kept);
+    this.wake();
+  }
+
   /** Waits until the copy has seen the given resourceVersion, at most `timeoutMs`; false if not by then. */
   seen(resourceVersion: string | undefined, timeoutMs: number): Promise<boolean> {
     if (versionNumber(resourceVersion) === undefined) return Promise.resolve(false);
@@ -183,29 +229,35 @@ export class WatchedCollection<T> {
     return (await this.until(matches, timeoutMs)) ? this.objects.get(name) : undefined;
   }
 
-  /** Waits until `condition` holds after some change, at most `timeoutMs`. */
-  private async until(condition: () => boolean, timeoutMs: number): Promise<boolean> {
-    const deadline = Date.now() + timeoutMs;
-    while (!condition()) {
-      const left = deadline - Date.now();
-      if (left <= 0 || this.stopped) return false;
-      await new Promise<void>((resolve) => {
-        const done = (): void => {
+  /**
+   * Waits until `condition` holds after some change, at most `timeoutMs`. Each change checks the
+   * waiting conditions and settles only those that hold: the others keep their timer, so that a
+   * burst of writes each awaiting its own event costs one check per waiter and event.
+   */
+  private until(condition: () => boolean, timeoutMs: number): Promise<boolean> {
+    if (condition()) return Promise.resolve(true);
+    if (timeoutMs <= 0 || this.stopped) return Promise.resolve(false);
+    return new Promise<boolean>((resolve) => {
+      const waiter: Waiter = {
+        holds: condition,
+        settle: (held) => {
           clearTimeout(timer);
-          this.waiters.delete(done);
-          resolve();
-        };
-        const timer = setTimeout(done, left);
-        this.waiters.add(done);
-      });
-    }
-    return true;
+          this.waiters.delete(waiter);
+          resolve(held);
+        },
+      };
+      const timer = setTimeout(() => {
+        waiter.settle(condition());
+      }, timeoutMs);
+      this.waiters.add(waiter);
+    });
   }
 
   private wake(): void {
-    const waiting = [...this.waiters];
-    this.waiters.clear();
-    for (const resolve of waiting) resolve();
+    for (const waiter of [...this.waiters]) {
+      const held = waiter.holds();
+      if (held || this.stopped) waiter.settle(held);
+    }
   }
 
   private async run(): Promise<void> {
@@ -259,9 +311,14 @@ export class WatchedCollection<T> {
 
   /** Replaces the contents with a fresh list, page by page, then serves again. */
   private async relist(): Promise<void> {
-    const { fresh, version } = await this.listAll();
-    for (const name of [...this.objects.keys()]) if (!fresh.has(name)) this.remove(name);
-    for (const item of fresh.values()) this.put(item);
+    const { takeTurn } = this.options;
+    const { fresh, version } = await (takeTurn === undefined
+      ? this.listAll()
+      : takeTurn(() => this.listAll()));
+    const listedAt = versionNumber(version);
+    for (const name of [...this.objects.keys()])
+      if (!fresh.has(name) && !this.heldPast(name, listedAt)) this.remove(name);
+    for (const [name, { kept, at }] of fresh) if (!this.heldPast(name, at)) this.store(name, kept);
     this.advance(version);
     this.listCount++;
     this.isSynced = true;
@@ -269,14 +326,26 @@ export class WatchedCollection<T> {
     this.firstSync.resolve();
   }
 
-  /** Every object of the collection, page by page, and the list's resourceVersion. */
-  private async listAll(): Promise<{ fresh: Map<string, KubernetesObject>; version: string }> {
-    const fresh = new Map<string, KubernetesObject>();
+  /**
+   * What is kept of every object of the collection, page by page, and the list's
+   * resourceVersion. Each page is kept as it arrives, so that the list never holds more than one
+   * page of whole objects: a collection of thousands listed whole (with managedFields, pod
+   * templates) made a peak the process's heap kept long after.
+   */
+  private async listAll(): Promise<{
+    fresh: Map<string, { kept: T | undefined; at: bigint | undefined }>;
+    version: string;
+  }> {
+    const fresh = new Map<string, { kept: T | undefined; at: bigint | undefined }>();
     let token: string | undefined;
     let version = '';
     do {
       const page = await this.options.listPage(LIST_PAGE, token);
-      for (const item of page.items) fresh.set(item.metadata?.name ?? '', item);
+      for (const item of page.items)
+        fresh.set(item.metadata?.name ?? '', {
+          kept: this.options.keep(item),
+          at: versionNumber(item.metadata?.resourceVersion),
+        });
       token = continueToken(page);
       version = page.metadata?.resourceVersion ?? version;
     } while (token !== undefined && !this.stopped);
@@ -338,7 +407,25 @@ export class WatchedCollection<T> {
 
   private put(object: KubernetesObject): void {
     const name = object.metadata?.name ?? '';
-    const kept = this.options.keep(object);
+    if (this.heldPast(name, versionNumber(object.metadata?.resourceVersion))) return;
+    this.store(name, this.options.keep(object));
+  }
+
+  /**
+   * Whether the object of that name is a write held since `version` was read (an event or a
+   * list of an older version, two writes in a row by this replica): it stays, or the reader
+   * would go back in time, until its own version is seen. A hold is over once it is.
+   */
+  private heldPast(name: string, version: bigint | undefined): boolean {
+    const held = this.heldAt.get(name);
+    if (held === undefined) return false;
+    if (version !== undefined && version < held) return true;
+    this.heldAt.delete(name);
+    return false;
+  }
+
+  /** Holds what is kept of the object of that name; nothing kept reads as absent. */
+  private store(name: string, kept: T | undefined): void {
     if (kept === undefined) {
       this.remove(name);
       return;
@@ -349,6 +436,7 @@ export class WatchedCollection<T> {
   }
 
   private remove(name: string): void {
+    this.heldAt.delete(name);
     const before = this.objects.get(name);
     if (before === undefined) return;
     this.objects.delete(name);

@@ -16,6 +16,7 @@ import { ClusterView } from './kube/cluster-view.ts';
 import { EngineReconciler } from './reconcile/reconciler.ts';
 import { httpActivityProber, httpEngineAsker } from './activity/prober.ts';
 import { startController, type Controller } from './runtime/controller.ts';
+import { workspaceOfObjectName } from './kinds/workspace-of.ts';
 import { controllerMetrics } from './runtime/metrics.ts';
 
 export const ENGINE_KINDS: readonly EngineKind[] = [
@@ -99,6 +100,8 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
         log,
         registry,
         workers: throughput.workers,
+        // Workspaces take turns: one creating thousands of engines does not hold up another's.
+        groupOf: workspaceOfObjectName,
       }),
     );
   }

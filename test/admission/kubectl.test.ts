@@ -19,6 +19,7 @@ import { webhookConfigurations as chartWebhooks, type WebhookConfiguration } fro
 import { useIdentity } from '../helpers/use-identity.ts';
 import { GIB, profile } from '../auth/catalogue.ts';
 import type { Message } from '../auth/calls.ts';
+import { ENGINE_FINALIZER } from '../../shared/resources.ts';
 
 const NS = 'kubectl-test';
 const CACHE = process.env['AIEM_CACHE'] ?? join(homedir(), '.cache', 'ai-engine-manager');
@@ -419,6 +420,16 @@ describe('engines applied by a user', () => {
     );
     expect(output).toContain('created (server dry run)');
     await expect(getObject('h2oengines', 'default.dry')).rejects.toThrow(/NotFound/);
+  });
+
+  it('writes an engine with the operator’s finalizer, as the API does', async () => {
+    const output = await kubectl(
+      ALICE,
+      ['apply', '--dry-run=server', '-o', 'json'],
+      [manifest('H2OEngine', 'default.dry-finalized', engines.h2o.spec)],
+    );
+    const admitted = JSON.parse(output) as { metadata: { finalizers?: string[] } };
+    expect(admitted.metadata.finalizers).toEqual([ENGINE_FINALIZER]);
   });
 
   it('deletes by kubectl delete, as the API deletes', async () => {

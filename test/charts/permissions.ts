@@ -107,12 +107,16 @@ const OPERATOR_CALLS: Table = {
     ['patch'],
   ),
   listNamespacedStatefulSet: on('apps', ['statefulsets'], ['list', 'watch']),
+  patchNamespacedStatefulSet: on('apps', ['statefulsets'], ['patch']),
   deleteNamespacedStatefulSet: on('apps', ['statefulsets'], ['delete']),
   listNamespacedService: on('', ['services'], ['list', 'watch']),
+  patchNamespacedService: on('', ['services'], ['patch']),
   deleteNamespacedService: on('', ['services'], ['delete']),
   listNamespacedConfigMap: on('', ['configmaps'], ['list', 'watch']),
+  patchNamespacedConfigMap: on('', ['configmaps'], ['patch']),
   deleteNamespacedConfigMap: on('', ['configmaps'], ['delete']),
   listNamespacedNetworkPolicy: on('networking.k8s.io', ['networkpolicies'], ['list', 'watch']),
+  patchNamespacedNetworkPolicy: on('networking.k8s.io', ['networkpolicies'], ['patch']),
   deleteNamespacedNetworkPolicy: on('networking.k8s.io', ['networkpolicies'], ['delete']),
   listNamespacedPod: on('', ['pods'], ['list', 'watch']),
   deleteNamespacedPod: on('', ['pods'], ['delete']),
@@ -140,10 +144,11 @@ const GATEWAY_STREAMS: readonly (readonly [RegExp, Permission[]])[] = [
 const GATEWAY_EXTRA: Permission[] = on('metrics.k8s.io', ['pods'], ['get']);
 
 /**
- * What the operator needs beyond single calls: server-side apply (KubernetesObjectApi.patch)
- * of the desired ConfigMap, NetworkPolicy, Service and StatefulSet creates them when missing, and their owner
- * references with blockOwnerDeletion need the right to update the engine's finalizers where
- * the OwnerReferencesPermissionEnforcement admission plugin runs.
+ * What the operator needs beyond single calls: it creates the desired ConfigMap, NetworkPolicy,
+ * Service and StatefulSet through the generic KubernetesObjectApi.create (and patches them through
+ * the typed calls above), and their owner references with blockOwnerDeletion need the right to
+ * update the engine's finalizers where the OwnerReferencesPermissionEnforcement admission plugin
+ * runs.
  */
 const OPERATOR_APPLY: Permission[] = [
   ...on('', ['configmaps', 'services'], ['create', 'patch']),

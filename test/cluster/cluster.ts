@@ -237,6 +237,10 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       components: () => processes.map((p) => ({ name: p.name, pid: p.pid, running: p.running() })),
       stop: (stopOptions) => stopAll(stopOptions?.keepRunDir ?? false, stopOptions?.whileRealNodeHeld),
       kill: () => {
+        // The simulators run in this process: a crash ends them too, or their watches would go on
+        // retrying against the apiserver that is gone (while later tests of the file run).
+        void storage?.stop();
+        void sandboxes?.stop();
         realNode?.kill();
         for (const p of processes) p.kill();
         rmSync(runDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });

@@ -19,11 +19,14 @@ const REAL_NODE_START_TIMEOUT_MS = 20 * 60 * 1000;
  */
 export function useCluster(options: ClusterOptions = {}): () => Cluster {
   let cluster: Cluster | undefined;
+  // Failures counted before this cluster started belong to another one (a file of several cases).
+  let failedBefore = 0;
   // Tests on a cluster await controllers (scheduler, garbage collector, kwok), which take
   // seconds on a loaded two-core machine.
   jest.setTimeout(TEST_TIMEOUT_MS);
   beforeAll(
     async () => {
+      failedBefore = globalThis.__failedTests ?? 0;
       cluster = await startCluster(options);
     },
     // A real node waits its turn: one per machine, and other test files may hold it.
@@ -31,7 +34,7 @@ export function useCluster(options: ClusterOptions = {}): () => Cluster {
   );
   afterAll(async () => {
     if (cluster === undefined) return;
-    const failed = (globalThis.__failedTests ?? 0) > 0;
+    const failed = (globalThis.__failedTests ?? 0) > failedBefore;
     if (failed) {
       console.error(`Control plane logs (kept in ${cluster.runDir}):\n${cluster.logs(80)}`);
     }

@@ -635,8 +635,9 @@ describe('the operator', () => {
     const core = api().cluster.kubeConfig.makeApiClient(CoreV1Api);
     const reconciled = await metric(operator.registry, 'aiem_reconcile_total', 'DAIEngine');
     const calls = await apiserverCalls(operator.registry);
-    for (let i = 0; i < 3; i++)
-      await core.patchNamespacedPod(
+    let last = '';
+    for (let i = 0; i < 3; i++) {
+      const touched = await core.patchNamespacedPod(
         {
           name: pod?.metadata?.name ?? '',
           namespace: NAMESPACE,
@@ -644,10 +645,13 @@ describe('the operator', () => {
         },
         mergePatch,
       );
-    // Once the operator's copy holds the last change, the engine has been queued; once the
-    // controller is idle after that, the reconcile has run.
+      last = touched.metadata?.resourceVersion ?? '';
+    }
+    // Once the operator's copy holds the last change (it keeps the version, not the label it
+    // never reads), the engine has been queued; once the controller is idle after that, the
+    // reconcile has run.
     const seenLast = (): boolean =>
-      operator.view.pods.of(uid).some((p) => p.metadata?.labels?.['touched'] === '2');
+      operator.view.pods.of(uid).some((p) => p.metadata?.resourceVersion === last);
     await waitFor(
       async () =>
         (seenLast() &&

@@ -3,10 +3,21 @@
  * same writes, made through the KubeClient to a kube-apiserver and read back through the
  * ClusterView's watches, and made to the in-memory twin, leave the same engine and objects in
  * view — the status subresource apart from the spec, generations, finalizers, merge patches, a
- * stale resourceVersion refused, applies and deletes. The reconciler's unit tests
+ * stale resourceVersion refused, creates (a second one refused), strategic merge patches of owned
+ * objects (replicas alone; a template, a Service's spec and a ConfigMap's data replaced whole)
+ * and deletes. The reconciler's unit tests
  * (operator/src/reconcile/lifecycle.test.ts) rely on each of these.
  */
-import { CoreV1Api, CustomObjectsApi, type V1ObjectMeta, type V1StatefulSet } from '@kubernetes/client-node';
+import {
+  AppsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  type KubernetesObject,
+  type V1ConfigMap,
+  type V1ObjectMeta,
+  type V1Service,
+  type V1StatefulSet,
+} from '@kubernetes/client-node';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
@@ -19,7 +30,7 @@ import {
 } from '../../shared/resources.ts';
 import { RECORDED_ANNOTATION } from '../../shared/recorded.ts';
 import { statusCode } from '../../shared/watched-collection.ts';
-import { APPLIED_DIGEST_ANNOTATION, digestOf, withDigest } from '../../operator/src/desired/digest.ts';
+import { APPLIED_DIGEST_ANNOTATION, ownedWrite, withDigests } from '../../operator/src/desired/digest.ts';
 import { desiredObjects, workloadName } from '../../operator/src/desired/workload.ts';
 import { daiEngineKind } from '../../operator/src/kinds/dai-engine.ts';
 import type { EngineResource } from '../../operator/src/kinds/kind.ts';
@@ -47,6 +58,8 @@ interface Side {
   remove(): Promise<void>;
   /** Resolves once the view shows what `shows` looks for (the real view's watches may lag). */
   sees(shows: () => boolean, what: string): Promise<void>;
+  /** What the view does not keep: a StatefulSet's pod template annotations, a ConfigMap's data. */
+  stored(name: string): Promise<{ template?: Record<string, string>; data?: Record<string, string> }>;
 }
 
 /** What the reconciler reads of the engine: everything but the apiserver's identity and clocks. */
@@ -189,19 +202,68 @@ async function story(side: Side): Promise<unknown[]> {
   );
   seen.push(engineSeen(view));
 
-  // The workload, applied, applied again changed, and a Service deleted.
+  // The workload created; a second create of what exists is refused.
   const desired = desiredObjects(kind, read(), SETTINGS);
   const name = workloadName(kind, read());
   const set: V1StatefulSet = desired.statefulSet;
-  view.statefulSets.wrote(await kube.apply(withDigest(set, digestOf(set))));
-  view.services.wrote(await kube.apply(withDigest(desired.service, digestOf(desired.service))));
+  view.statefulSets.wrote(await kube.create(withDigests(set, set)));
+  view.services.wrote(await kube.create(withDigests(desired.service, desired.service)));
+  const files: V1ConfigMap = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: set.metadata,
+    data: { a: '1' },
+  };
+  view.configMaps.wrote(await kube.create(withDigests(files, files)));
   const uid = read().metadata.uid;
   seen.push(setSeen(view, name, uid), metadataSeen(view.services.get(name)?.metadata, uid));
+  seen.push(await write(() => kube.create(withDigests(set, set))));
+  // Owned objects patched as the reconciler does it: what ownedWrite decides from the view.
+  const patched = async <T extends KubernetesObject>(
+    copy: { get(name: string): T | undefined; wrote(object: T): void },
+    wanted: T,
+  ): Promise<unknown> => {
+    const planned = ownedWrite(wanted, copy.get(wanted.metadata?.name ?? ''));
+    if (planned === undefined || 'create' in planned) return planned;
+    const answer = await write(() => kube.patchOwned<T>(planned.patch, planned.replace));
+    if (typeof answer === 'number') return answer;
+    copy.wrote(answer);
+    return planned.replace;
+  };
+  // The replicas alone (a resume); then the pod template replaced whole: an annotation gone.
   const scaled: V1StatefulSet = Object.assign({}, set, {
-    spec: Object.assign({}, set.spec, { replicas: 1 }),
+    spec: Object.assign({}, set.spec ?? { selector: {}, template: {} }, { replicas: 1 }),
   });
-  view.statefulSets.wrote(await kube.apply(withDigest(scaled, digestOf(scaled))));
-  seen.push(setSeen(view, name, uid));
+  seen.push(await patched(view.statefulSets, scaled), setSeen(view, name, uid));
+  const templated = (annotations: Record<string, string>): V1StatefulSet => {
+    const spec = scaled.spec ?? { selector: {}, template: {} };
+    const template = Object.assign({}, spec.template, {
+      metadata: Object.assign({}, spec.template.metadata, { annotations }),
+    });
+    return Object.assign({}, scaled, { spec: Object.assign({}, spec, { template }) });
+  };
+  seen.push(await patched(view.statefulSets, templated({ x: '1' })));
+  seen.push(await patched(view.statefulSets, templated({ y: '2' })), setSeen(view, name, uid));
+  // A ConfigMap's data replaced whole: a file gone.
+  seen.push(
+    await patched(view.configMaps, Object.assign({}, files, { data: { b: '2' } })),
+    await side.stored(name),
+  );
+  // A Service of a cluster IP, its spec replaced whole without it: the apiserver keeps the IP.
+  const client: V1Service = {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: Object.assign({}, desired.service.metadata, { name: `${name}-api` }),
+    spec: { selector: desired.service.spec?.selector ?? {}, ports: desired.service.spec?.ports ?? [] },
+  };
+  view.services.wrote(await kube.create(withDigests(client, client)));
+  seen.push(
+    await patched(
+      view.services,
+      Object.assign({}, client, { spec: Object.assign({}, client.spec, { publishNotReadyAddresses: true }) }),
+    ),
+    metadataSeen(view.services.get(`${name}-api`)?.metadata, uid),
+  );
   await kube.deleteService(name);
   await side.sees(() => view.services.get(name) === undefined, 'the Service gone');
   // Deleting what is gone is no error.
@@ -229,11 +291,13 @@ describe('the in-memory cluster', () => {
     const { kubeConfig } = cluster();
     await cluster().kubectl(['apply', '-f', `${ROOT}/crds`]);
     await cluster().kubectl(['wait', '--for=condition=Established', `crd/${kind.plural}.engine.h2o.ai`]);
-    await kubeConfig.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: NAMESPACE } } });
+    const core = kubeConfig.makeApiClient(CoreV1Api);
+    await core.createNamespace({ body: { metadata: { name: NAMESPACE } } });
     const log = pino({ level: 'silent' });
     real = new ClusterView({ kubeConfig, namespace: NAMESPACE, log, kinds: [kind] }, () => undefined);
     await real.start();
     const custom = kubeConfig.makeApiClient(CustomObjectsApi);
+    const apps = kubeConfig.makeApiClient(AppsV1Api);
     const target = { group: 'engine.h2o.ai', version: 'v1', namespace: NAMESPACE, plural: kind.plural };
     const view = real;
     const onCluster = await story({
@@ -247,6 +311,16 @@ describe('the in-memory cluster', () => {
       },
       sees: async (shows, what) => {
         await waitFor(() => Promise.resolve(shows() || undefined), { what, timeoutMs: 30_000 });
+      },
+      stored: async (name) => {
+        const set = await apps.readNamespacedStatefulSet({ name, namespace: NAMESPACE });
+        const map = await core.readNamespacedConfigMap({ name, namespace: NAMESPACE });
+        return {
+          ...(set.spec?.template.metadata?.annotations
+            ? { template: set.spec.template.metadata.annotations }
+            : {}),
+          ...(map.data ? { data: map.data } : {}),
+        };
       },
     });
 
@@ -263,6 +337,14 @@ describe('the in-memory cluster', () => {
         return Promise.resolve();
       },
       sees: (shows, what) => (shows() ? Promise.resolve() : Promise.reject(new Error(`not seen: ${what}`))),
+      stored: (name) => {
+        const annotations = twin.statefulSets.get(name)?.spec?.template.metadata?.annotations;
+        const data = twin.configMaps.get(name)?.data;
+        return Promise.resolve({
+          ...(annotations ? { template: annotations } : {}),
+          ...(data ? { data } : {}),
+        });
+      },
     });
 
     expect(inMemory).toEqual(onCluster);
@@ -273,5 +355,14 @@ describe('the in-memory cluster', () => {
       spec: { paused: true },
       status: { state: 'STATE_STARTING' },
     });
+    // Created, then a create of what exists refused; the replicas patched alone; the template's
+    // annotations and the ConfigMap's data replaced whole; the cluster IP Service's spec too.
+    expect(onCluster[9]).toBe(409);
+    expect(onCluster[10]).toEqual([]);
+    expect(onCluster[11]).toMatchObject({ replicas: 1 });
+    expect(onCluster[12]).toEqual(['spec']);
+    expect(onCluster[15]).toEqual(['data']);
+    expect(onCluster[16]).toMatchObject({ template: { y: '2' }, data: { b: '2' } });
+    expect(onCluster[17]).toEqual(['spec']);
   });
 });

@@ -15,7 +15,8 @@ import { dump, load } from 'js-yaml';
 import { realCatalogue, realNodePlacement } from '../cluster/real-catalogue.ts';
 import { waitFor } from '../cluster/wait.ts';
 import { executeRequest, kernelMessage } from './jupyter-kernel.ts';
-import type { RestResponse } from '../helpers/api-server.ts';
+import type { ApiServer, RestResponse } from '../helpers/api-server.ts';
+import type { TestIdentity } from '../helpers/use-identity.ts';
 import { useRealNodeProduct } from './real-product.ts';
 import { reaches as reachesState } from '../operator/fixtures.ts';
 
@@ -24,10 +25,9 @@ const W = 'workspaces/lab';
 const NB = '/workspaces/lab/notebookEngines/nb';
 const ECHO = '/workspaces/lab/notebookEngines/echo';
 
-const { identity, api } = useRealNodeProduct(NAMESPACE, [
-  { id: 'user', name: 'Una User', roles: ['data-scientist'] },
-  { id: 'other', name: 'Otto Other', roles: ['data-scientist'] },
-]);
+// Set in the describe block, which starts the product before its tests.
+let identity: () => TestIdentity;
+let api: () => ApiServer;
 
 /**
  * An engine that answers every request with what it received (path and headers, as JSON) on the
@@ -46,25 +46,6 @@ class Echo(http.server.BaseHTTPRequestHandler):
     do_GET = do_POST = do_PUT = answer
 http.server.ThreadingHTTPServer(("", 8888), Echo).serve_forever()
 `;
-
-beforeAll(async () => {
-  const images = api().cluster.realNode?.images ?? [];
-  const admin = await identity().token('admin');
-  const [profile] = realCatalogue(images).filter((entry) => entry.collection === 'notebookEngineProfiles');
-  const template = dump({
-    spec: {
-      ...(load(realNodePlacement()) as { spec: object }).spec,
-      containers: [{ name: 'notebook', command: ['python3', '-c', ECHO_SERVER] }],
-    },
-  });
-  const r = await api().rest(
-    'POST',
-    '/v1/workspaces/global/notebookEngineProfiles?notebookEngineProfileId=echo',
-    { ...profile?.body, yamlPodTemplateSpec: template },
-    { Authorization: `Bearer ${admin}` },
-  );
-  expect(r.status).toBe(200);
-}, 60_000);
 
 async function bearer(account: string): Promise<Record<string, string>> {
   return { Authorization: `Bearer ${await identity().token(account)}` };
@@ -244,6 +225,28 @@ function upgradeStatus(path: string, headers: Record<string, string>): Promise<s
 }
 
 describe('the engine access proxy on the real node', () => {
+  ({ identity, api } = useRealNodeProduct(NAMESPACE, [
+    { id: 'user', name: 'Una User', roles: ['data-scientist'] },
+    { id: 'other', name: 'Otto Other', roles: ['data-scientist'] },
+  ]));
+  beforeAll(async () => {
+    const images = api().cluster.realNode?.images ?? [];
+    const admin = await identity().token('admin');
+    const [profile] = realCatalogue(images).filter((entry) => entry.collection === 'notebookEngineProfiles');
+    const template = dump({
+      spec: {
+        ...(load(realNodePlacement()) as { spec: object }).spec,
+        containers: [{ name: 'notebook', command: ['python3', '-c', ECHO_SERVER] }],
+      },
+    });
+    const r = await api().rest(
+      'POST',
+      '/v1/workspaces/global/notebookEngineProfiles?notebookEngineProfileId=echo',
+      { ...profile?.body, yamlPodTemplateSpec: template },
+      { Authorization: `Bearer ${admin}` },
+    );
+    expect(r.status).toBe(200);
+  }, 60_000);
   afterEach(async () => {
     for (const collection of ['notebookEngines', 'h2oEngines']) {
       const list = await asUser('GET', `/v1/${W}/${collection}`);

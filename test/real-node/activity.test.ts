@@ -14,7 +14,8 @@
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { waitFor } from '../cluster/wait.ts';
 import { executeRequest, kernelMessage } from './jupyter-kernel.ts';
-import type { RestResponse } from '../helpers/api-server.ts';
+import type { ApiServer, RestResponse } from '../helpers/api-server.ts';
+import type { TestIdentity } from '../helpers/use-identity.ts';
 import { ownedBy, reaches as reachesState, type EngineObject } from '../operator/fixtures.ts';
 import { useRealNodeProduct } from './real-product.ts';
 
@@ -30,9 +31,9 @@ const LAST_ACTIVITY = 'engine.h2o.ai/last-activity-time';
 /** How long the H2O model trains: longer than the idle limit by far. */
 const JOB_MS = 60_000;
 
-const { identity, api } = useRealNodeProduct(NAMESPACE, [
-  { id: 'user', name: 'Una User', roles: ['data-scientist'] },
-]);
+// Set in the describe block, which starts the product before its tests.
+let identity: () => TestIdentity;
+let api: () => ApiServer;
 
 async function asUser(method: string, path: string, body?: unknown): Promise<RestResponse> {
   return api().rest(method, path, body, { Authorization: `Bearer ${await identity().token('user')}` });
@@ -150,6 +151,10 @@ describe('activity probes on the real node', () => {
       { what: 'every engine pod to be gone', timeoutMs: 120_000 },
     );
   }, 180_000);
+  // After the clean-up above, which deletes the engines through it: after-all hooks run in order.
+  ({ identity, api } = useRealNodeProduct(NAMESPACE, [
+    { id: 'user', name: 'Una User', roles: ['data-scientist'] },
+  ]));
 
   // The two engines work at the same time (their deadlines mostly wait), each on its own.
   test.concurrent(

@@ -10,6 +10,7 @@ import { DAIEngine } from '../../gateway/src/gen/ai/h2o/engine/v1/dai_engine.pb.
 import type { Authenticate } from '../../gateway/src/call/handler.ts';
 import { waitFor } from '../cluster/wait.ts';
 import { useApiServer, type RestResponse } from '../helpers/api-server.ts';
+import { RESOURCE_KINDS } from '../../shared/resources.ts';
 
 /** `Bearer <subject>[:<roles>]`; no header is users/developer with role `admin`. */
 const authenticate: Authenticate = (headers) => {
@@ -145,6 +146,31 @@ async function reportState(plural: string, workspace: string, id: string, state:
     setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
   )) as KubernetesObject;
   await api().sees(plural, patched);
+}
+
+/**
+ * Plays the operator at the end of a deletion: the engine reads as DELETING until the operator,
+ * with nothing of it left to clean up, takes its finalizer off; then it is gone. Waits until the
+ * gateway's cache has seen it go.
+ */
+async function cleanedUp(plural: string, workspace: string, id: string): Promise<void> {
+  const name = `${workspace}.${id}`;
+  await api()
+    .cluster.kubeConfig.makeApiClient(CustomObjectsApi)
+    .patchNamespacedCustomObject(
+      {
+        group: 'engine.h2o.ai',
+        version: 'v1',
+        namespace: NAMESPACE,
+        plural,
+        name,
+        body: { metadata: { finalizers: null } },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+  const kind = Object.values(RESOURCE_KINDS).find((k) => k.plural === plural);
+  if (kind === undefined || !(await api().store.cache(kind)?.gone(name, 10_000)))
+    throw new Error(`The gateway still holds ${plural} ${name}`);
 }
 
 const DAI = {
@@ -356,6 +382,10 @@ describe('DAIEngineService over REST', () => {
     expect(dry['daiEngine']).toMatchObject({ state: 'STATE_DELETING' });
     await ok(api().rest('GET', daiPath('dai-del', 'e1')));
     await ok(api().rest('DELETE', daiPath('dai-del', 'e1')));
+    expect((await ok(api().rest('GET', daiPath('dai-del', 'e1'))))['daiEngine']).toMatchObject({
+      state: 'STATE_DELETING',
+    });
+    await cleanedUp('daiengines', 'dai-del', 'e1');
     expect((await api().rest('GET', daiPath('dai-del', 'e1'))).status).toBe(404);
     expect((await api().rest('DELETE', daiPath('dai-del', 'e1'))).status).toBe(404);
     expect((await api().rest('DELETE', `${daiPath('dai-del', 'e1')}?allowMissing=true`)).status).toBe(200);
@@ -658,6 +688,7 @@ describe('H2O and notebook engines over REST, every call', () => {
       contentType: 'text/plain',
     });
     expect((await ok(api().rest('DELETE', path)))['h2oEngine']).toMatchObject({ state: 'STATE_DELETING' });
+    await cleanedUp('h2oengines', 'h2o-all', 'h1');
     expect((await api().rest('GET', path)).status).toBe(404);
   });
 
@@ -692,6 +723,7 @@ describe('H2O and notebook engines over REST, every call', () => {
     );
     expect(resized['notebookEngine']).toMatchObject({ storageBytes: String(20 * GIB) });
     await ok(api().rest('DELETE', path));
+    await cleanedUp('notebookengines', 'nb-all', 'n1');
     expect((await api().rest('GET', path)).status).toBe(404);
   });
 });
@@ -747,6 +779,7 @@ describe('engine RPCs over gRPC', () => {
     });
     expect(engines['totalSize']).toBe(1);
     await rpc('DAIEngineService.DeleteDAIEngine', { name, allowMissing: false, validateOnly: false });
+    await cleanedUp('daiengines', 'grpc', 'g1');
     await expect(rpc('DAIEngineService.GetDAIEngine', { name })).rejects.toMatchObject({
       code: status.NOT_FOUND,
     });
@@ -883,6 +916,7 @@ describe('engine RPCs over gRPC', () => {
       /notebookEngines\/n1\/$/,
     );
     await rpc('NotebookEngineService.DeleteNotebookEngine', { name: nb });
+    await cleanedUp('notebookengines', 'grpc-more', 'n1');
     await expect(rpc('NotebookEngineService.GetNotebookEngine', { name: nb })).rejects.toMatchObject({
       code: status.NOT_FOUND,
     });

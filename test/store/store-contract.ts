@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { ApiError } from '../../gateway/src/errors/api-error.ts';
 import { Code } from '../../gateway/src/errors/code.ts';
 import { fromJson, toJson } from '../../gateway/src/json/canonical.ts';
+import type { IndexSpec } from '../../gateway/src/list/ordered-index.ts';
 import type { Store, Stored } from '../../gateway/src/store/store-interface.ts';
 import { MAX_RECORDED_BYTES } from '../../shared/recorded.ts';
 import { LAST_ACTIVITY_ANNOTATION, RESOURCE_KINDS, type ResourceKind } from '../../shared/resources.ts';
@@ -416,11 +417,20 @@ export function describeStoreContract(name: string, makeStore: () => Store | Pro
         expect(names(await store.list(PROFILE, '-'))).not.toContain(profileName(ws, 'p1'));
         await store.create(PROFILE, profile(ws, 'p1'));
         expect(names(await store.list(PROFILE, ws))).toEqual([profileName(ws, 'p2'), profileName(ws, 'p1')]);
+        const created = await store.create(PROFILE, profile(ws, 'p3'));
+        await store.delete(PROFILE, profileName(ws, 'p3'));
+        const again = await store.create(PROFILE, profile(ws, 'p3'));
+        expect(newer(again.resourceVersion, created.resourceVersion)).toBe(true);
+      });
+
+      test('an engine is written with the cleanup finalizer: deleted, it stays, marked, until the operator releases it', async () => {
         const created = await store.create(ENGINE, engine(ws, 'e1'));
         await store.delete(ENGINE, engineName(ws, 'e1'));
-        const again = await store.create(ENGINE, engine(ws, 'e1'));
-        expect(json(ENGINE, again)['uid']).not.toBe(json(ENGINE, created)['uid']);
-        expect(newer(again.resourceVersion, created.resourceVersion)).toBe(true);
+        const deleting = await store.get(ENGINE, engineName(ws, 'e1'));
+        expect(json(ENGINE, deleting)['state']).toBe('STATE_DELETING');
+        expect(json(ENGINE, deleting)['deleteTime']).toEqual(expect.any(String));
+        expect(newer(deleting.resourceVersion, created.resourceVersion)).toBe(true);
+        expect((await failure(store.create(ENGINE, engine(ws, 'e1')))).code).toBe(Code.ALREADY_EXISTS);
       });
 
       test('a delete guarded by the current resourceVersion deletes', async () => {
@@ -469,6 +479,44 @@ export function describeStoreContract(name: string, makeStore: () => Store | Pro
           expect((await failure(store.get(PROFILE, name))).code).toBe(Code.NOT_FOUND);
           expect(names(await store.list(PROFILE, ws))).not.toContain(name);
         }
+      });
+
+      test("an ordered run holds a workspace's resources of one group in order, with the caller's writes at once", async () => {
+        const other = freshWorkspace();
+        const text = (stored: Stored, field: string): string => String(stored.message[field]);
+        // Ordered by display name, then name; grouped by the display name's first letter.
+        const spec: IndexSpec<Stored> = {
+          id: `contract ${ws}`,
+          key: (stored) => [text(stored, 'displayName'), text(stored, 'name')],
+          compare: (a, b) => String(a).localeCompare(String(b)),
+          group: (stored) => text(stored, 'displayName').charAt(0),
+        };
+        const run = async (workspace: string, group: string): Promise<unknown[]> => {
+          const ordered = await store.ordered(ENGINE, workspace, spec, group);
+          return Array.from({ length: ordered.size }, (_, i) => ordered.at(i)?.message['name']);
+        };
+        for (const id of ['e3', 'e1', 'e2']) await store.create(ENGINE, engine(ws, id));
+        await store.create(ENGINE, engine(other, 'e0'));
+        expect(await run(ws, 'E')).toEqual([
+          engineName(ws, 'e1'),
+          engineName(ws, 'e2'),
+          engineName(ws, 'e3'),
+        ]);
+        const e2 = await store.get(ENGINE, engineName(ws, 'e2'));
+        await store.update(ENGINE, engine(ws, 'e2', { displayName: 'X e2' }), e2.resourceVersion);
+        // Deleted, e1 stays until the operator releases its finalizer, marked for deletion.
+        await store.delete(ENGINE, engineName(ws, 'e1'));
+        expect(await run(ws, 'E')).toEqual([engineName(ws, 'e1'), engineName(ws, 'e3')]);
+        expect(await run(ws, 'X')).toEqual([engineName(ws, 'e2')]);
+        expect(await run(ws, 'none')).toEqual([]);
+        expect(await run('-', 'E')).toEqual(
+          expect.arrayContaining([engineName(ws, 'e3'), engineName(other, 'e0')]),
+        );
+        // A page starts after its token's key, wherever that falls.
+        const ordered = await store.ordered(ENGINE, ws, spec, 'E');
+        expect([['D'], ['Engine e3', engineName(ws, 'e3')], ['F']].map((key) => ordered.after(key))).toEqual([
+          0, 2, 2,
+        ]);
       });
 
       test('each write answers a newer resourceVersion, the newest write of its kind, which reads have caught up with', async () => {

@@ -1,4 +1,4 @@
-import { ID_LABEL, RESOURCE_KINDS, WORKSPACE_LABEL } from '../../../shared/resources.ts';
+import { ENGINE_FINALIZER, ID_LABEL, RESOURCE_KINDS, WORKSPACE_LABEL } from '../../../shared/resources.ts';
 import { RECORDED_ANNOTATION } from '../../../shared/recorded.ts';
 import { ApiError } from '../errors/api-error.ts';
 import type { CustomResource } from '../store/objects.ts';
@@ -199,6 +199,20 @@ describe('patchTo()', () => {
         path: '/metadata/annotations',
         value: { [RECORDED_ANNOTATION]: wanted.metadata.annotations?.[RECORDED_ANNOTATION] },
       },
+    ]);
+    expect(patchTo(wanted, wanted)).toEqual([]);
+  });
+
+  test('adds the engine finalizer the API writes, after the submitter’s finalizers', () => {
+    const wanted = engine();
+    wanted.metadata.finalizers = [ENGINE_FINALIZER];
+    expect(patchTo(engine(), wanted)).toEqual([
+      { op: 'add', path: '/metadata/finalizers', value: [ENGINE_FINALIZER] },
+    ]);
+    const backedUp = engine();
+    backedUp.metadata.finalizers = ['example.com/backup'];
+    expect(patchTo(backedUp, wanted)).toEqual([
+      { op: 'add', path: '/metadata/finalizers/-', value: ENGINE_FINALIZER },
     ]);
     expect(patchTo(wanted, wanted)).toEqual([]);
   });

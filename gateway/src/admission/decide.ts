@@ -9,7 +9,9 @@
  *   status fields) is returned as `settle`.
  * - `validate` (CREATE, UPDATE, DELETE) runs last, as a dry run: the object must be exactly what
  *   the API admits (no later webhook or edit changed it), and a delete must be one the API
- *   allows (the caller's permission, the engine's owner).
+ *   allows (the caller's permission, the engine's owner). When this gateway's mutating review
+ *   of the same write produced exactly the object under review, that review's decision stands
+ *   and the handler does not run again (admitted-writes.ts).
  */
 import { GROUP, RESOURCE_KINDS, type ResourceKind } from '../../../shared/resources.ts';
 import type { Handlers } from '../call/handler.ts';
@@ -18,6 +20,7 @@ import { Code } from '../errors/code.ts';
 import { log } from '../log.ts';
 import { Admission, admissions } from '../store/admission.ts';
 import type { Caller } from '../auth/authorizer.ts';
+import type { AdmittedWrites } from './admitted-writes.ts';
 import { callOf, type ApiCall, type Write } from './calls.ts';
 import {
   allow,
@@ -37,6 +40,8 @@ export interface DecideDeps {
   /** The namespace the API keeps its resources in. */
   namespace: string;
   mapping: UserMapping;
+  /** What this gateway's mutating reviews admitted, for the validating reviews that follow them. */
+  admitted?: AdmittedWrites | undefined;
 }
 
 /** The answer, and for an admitted change that will be written, what to do once it lands. */
@@ -68,6 +73,8 @@ async function decideOrThrow(mode: Mode, request: AdmissionRequest, deps: Decide
   // Only the product's kinds are registered; anything else is none of its business.
   if (write === undefined) return { response: allow(request.uid) };
   checkNamespace(request.namespace, deps.namespace);
+  if (mode === 'validate' && deps.admitted?.recalls(request) === true)
+    return { response: allow(request.uid) };
   const call = callOf(write);
   if (call === undefined) return { response: allow(request.uid, unchangedSpec(write)) };
   const admission = new Admission({
@@ -77,7 +84,7 @@ async function decideOrThrow(mode: Mode, request: AdmissionRequest, deps: Decide
     current: write.oldObject,
   });
   await run(deps, admission, call, callerOf(request.userInfo, deps.mapping));
-  return answerOf(mode, request.uid, write, admission);
+  return answerOf(mode, request, write, { admission, admitted: deps.admitted });
 }
 
 /** The write under review, when it is of one of the product's kinds. */
@@ -93,18 +100,28 @@ function writeOf(request: AdmissionRequest): Write | undefined {
 }
 
 /** The answer once the call ran: the object as the API would have written it. */
-function answerOf(mode: Mode, uid: string, write: Write, admission: Admission): Decision {
+function answerOf(
+  mode: Mode,
+  request: AdmissionRequest,
+  write: Write,
+  ran: { admission: Admission; admitted: AdmittedWrites | undefined },
+): Decision {
+  const { admission, admitted } = ran;
   const written = admission.written?.object;
-  if (write.object === undefined || written === undefined) return { response: allow(uid) };
+  if (write.object === undefined || written === undefined) return { response: allow(request.uid) };
   const patch = patchTo(write.object, written);
-  if (mode === 'validate') {
-    if (patch.length === 0) return { response: allow(uid) };
-    throw changedAfterAdmission(patch[0]?.path ?? '');
-  }
-  const response = allow(uid, patch);
+  if (mode === 'validate') return validated(request.uid, patch);
+  admitted?.remember(request, patch);
+  const response = allow(request.uid, patch);
   if (admission.dryRun) return { response };
   const previous = write.oldObject?.metadata.resourceVersion;
   return { response, settle: { admission, kind: write.kind, objectName: admission.objectName, previous } };
+}
+
+/** The validating answer: the object must need no change to be what the API admits. */
+function validated(uid: string, patch: readonly PatchOperation[]): Decision {
+  if (patch.length === 0) return { response: allow(uid) };
+  throw changedAfterAdmission(patch[0]?.path ?? '');
 }
 
 /**

@@ -6,6 +6,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Caller } from '../auth/authorizer.ts';
 import type { ApiError } from '../errors/api-error.ts';
+import { ENGINE_FINALIZER } from '../../../shared/resources.ts';
 import type { CustomResource } from '../store/objects.ts';
 import { OWNED_ANNOTATIONS, OWNED_LABELS } from './calls.ts';
 
@@ -99,8 +100,9 @@ function token(key: string): string {
 
 /**
  * The JSON Patch from the submitted object to the wanted one, in what the API decides: the spec
- * (defaults filled, references resolved), the identity labels and the recorded output fields.
- * Everything else the submitter wrote (other labels and annotations, finalizers) stays.
+ * (defaults filled, references resolved), the identity labels, the recorded output fields and
+ * an engine's finalizer, which the API writes with it. Everything else the submitter wrote
+ * (other labels and annotations, other finalizers) stays.
  */
 export function patchTo(submitted: CustomResource, wanted: CustomResource): PatchOperation[] {
   const operations: PatchOperation[] = [];
@@ -119,8 +121,20 @@ export function patchTo(submitted: CustomResource, wanted: CustomResource): Patc
       wanted.metadata.annotations,
       OWNED_ANNOTATIONS,
     ),
+    ...finalizerPatch(submitted.metadata.finalizers, wanted.metadata.finalizers),
   );
   return operations;
+}
+
+/** The operation that adds the engine finalizer the wanted object has, after the submitter's. */
+function finalizerPatch(
+  submitted: readonly string[] | undefined,
+  wanted: readonly string[] | undefined,
+): PatchOperation[] {
+  if (!(wanted ?? []).includes(ENGINE_FINALIZER) || (submitted ?? []).includes(ENGINE_FINALIZER)) return [];
+  if (submitted === undefined)
+    return [{ op: 'add', path: '/metadata/finalizers', value: [ENGINE_FINALIZER] }];
+  return [{ op: 'add', path: '/metadata/finalizers/-', value: ENGINE_FINALIZER }];
 }
 
 /** Operations that make the `keys` of metadata.<field> what `wanted` has. */

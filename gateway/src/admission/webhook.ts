@@ -14,6 +14,7 @@ import type { AddressInfo } from 'node:net';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { log } from '../log.ts';
 import type { ResourceStore } from '../store/store.ts';
+import { AdmittedWrites } from './admitted-writes.ts';
 import { decide, type DecideDeps, type Decision, type Mode } from './decide.ts';
 import { answer, type AdmissionReview } from './review.ts';
 
@@ -45,8 +46,11 @@ export async function startWebhook(options: WebhookOptions): Promise<Webhook> {
     res.type('text/plain').send('ok');
   });
   app.use(express.json({ limit: MAX_REVIEW_BYTES }));
+  // Each replica remembers its own mutating reviews; a validating review sent to another one
+  // finds no record and runs the handler in full.
+  const deps: WebhookOptions = { ...options, admitted: options.admitted ?? new AdmittedWrites() };
   app.post('/admission/:mode', (req, res, next) => {
-    review(options, req, res).catch(next);
+    review(deps, req, res).catch(next);
   });
   app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
     // Only a malformed review gets here: the apiserver sends well-formed ones.

@@ -50,8 +50,10 @@ const id = (e: ListedEngine): string => idOf(e.name);
 /** Every field any engine list knows; each list picks its own. */
 function allFields(states: Record<string, number>, types: Record<string, number>): Record<string, Field> {
   const names = Object.keys(states).filter((n) => n !== 'UNRECOGNIZED');
+  // Looked up for every engine a filter tests: a map (the first name of a value), not a search.
+  const byValue = new Map(names.toReversed().map((n) => [states[n], n]));
   const stateName = (value: number | string): string =>
-    typeof value === 'string' ? value : (names.find((n) => states[n] === value) ?? '');
+    typeof value === 'string' ? value : (byValue.get(value) ?? '');
   const typeNames = Object.keys(types).filter((n) => n !== 'UNRECOGNIZED');
   return {
     name: text((e) => e.name),
@@ -148,3 +150,9 @@ export const NEWEST_FIRST: readonly string[] = ['create_time desc', 'name'];
 
 /** The fields NEWEST_FIRST reads, for lists that take no order_by (notebook engines). */
 export const NEWEST_FIRST_SCHEMA: FilterSchema<ListedEngine> = pick(allFields({}, {}), 'name create_time');
+
+/**
+ * The filter fields engine lists keep index groups of (see list/index-plan.ts): those a filter
+ * most often names with `=` (a state; a user's own engines).
+ */
+export const GROUPING_FIELDS: readonly string[] = ['state', 'creator'];

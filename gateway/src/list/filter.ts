@@ -366,7 +366,8 @@ function compileRestriction<T>(
   return (item) => {
     const raw = spec.get(item);
     if (raw === undefined) return comparator === '!=';
-    const actual = normalize(spec.type, raw);
+    // A number compares with a bigint as it is: no BigInt is made for each item a list tests.
+    const actual = spec.type === 'int' && typeof raw === 'number' ? raw : normalize(spec.type, raw);
     if (isPattern) return wildcardEquals(String(actual), value.text) === (comparator === '=');
     return comparable(actual) && test(comparator, compare(spec.type, actual, expected));
   };

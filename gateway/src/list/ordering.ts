@@ -18,6 +18,8 @@ import {
 export type SortKey = readonly (Comparable | undefined)[];
 
 export interface Ordering<T> {
+  /** The fields and directions, e.g. `create_time desc,name asc`: equal ids order alike. */
+  readonly id: string;
   key(item: T): SortKey;
   compare(a: SortKey, b: SortKey): number;
   /** The key as JSON (for page tokens), and back; `undefined` for JSON that is no such key. */
@@ -52,6 +54,7 @@ export function compileOrdering<T>(
     ...tieBreakers.map((part) => orderField(schema, part, [])).filter((f) => !named.has(f.field)),
   ];
   return {
+    id: fields.map((f) => `${f.field} ${f.sign < 0 ? 'desc' : 'asc'}`).join(','),
     key: (item) => fields.map((f) => f.get(item)),
     compare: (a, b) => {
       for (const [i, f] of fields.entries()) {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { invalidArgument } from '../errors/api-error.ts';
+import type { OrderedRun } from './ordered-index.ts';
 import type { Ordering, SortKey } from './ordering.ts';
 
 export const DEFAULT_PAGE_SIZE = 50;
@@ -119,4 +120,79 @@ function pageStart<T>(token: string | undefined, query: string, ordering: Orderi
     throw invalidArgument('page_token', 'belongs to a different query (parent, filter or order_by changed)');
   }
   return key;
+}
+
+/** A page read from a run kept in order, the token of the next, and how many items match. */
+export interface RunPage<T> {
+  items: T[];
+  nextPageToken: string;
+  totalSize: number;
+}
+
+/** What a page of a run is read for: the query, its ordering, and which items match. */
+export interface RunQuery<T> {
+  /** The parent, filter and order, which a page token must belong to. */
+  query: string;
+  ordering: Ordering<T>;
+  matches: (item: T) => boolean;
+  /** Every item of the run matches (no filter is left to apply). */
+  everyMatches: boolean;
+}
+
+/**
+ * {@link keysetPage} over items already in `ordering` (a run of an ordered index): the page
+ * starts by binary search after the token's key and reads on until `size` items match (and one
+ * more, to know whether there is a next page), so a page costs the page and the items the filter
+ * passes over, not the workspace. Pages and tokens are those keysetPage gives for the same items.
+ *
+ * The total is the run's size when every item matches; otherwise counting it reads the whole
+ * run, testing each item (no sort, no keys).
+ */
+export function runPage<T>(
+  run: OrderedRun<T>,
+  request: { pageSize?: number; pageToken?: string },
+  { query, ordering, matches, everyMatches }: RunQuery<T>,
+): RunPage<T> {
+  const size = pageSize(request.pageSize);
+  const after = pageStart(request.pageToken, query, ordering);
+  const test = everyMatches ? () => true : matches;
+  // An offset (a token of an earlier release) counts matching items from the start.
+  const { items, more } =
+    typeof after === 'number'
+      ? readMatches(run, { index: 0, skip: after }, size, test)
+      : readMatches(run, { index: run.after(after), skip: 0 }, size, test);
+  const last = items.at(-1);
+  return {
+    items,
+    nextPageToken: more && last !== undefined ? keysetToken(ordering.encode(ordering.key(last)), query) : '',
+    totalSize: everyMatches ? run.size : countMatches(run, matches),
+  };
+}
+
+/** Up to `size` matching items from `index`, after skipping `skip` matches; and whether more match. */
+function readMatches<T>(
+  run: OrderedRun<T>,
+  { index: start, skip }: { index: number; skip: number },
+  size: number,
+  matches: (item: T) => boolean,
+): { items: T[]; more: boolean } {
+  const items: T[] = [];
+  let skipped = 0;
+  for (let i = start; i < run.size; i++) {
+    const item = run.at(i);
+    if (item === undefined || !matches(item)) continue;
+    if (skipped < skip) skipped++;
+    else if (items.length === size) return { items, more: true };
+    else items.push(item);
+  }
+  return { items, more: false };
+}
+
+function countMatches<T>(run: OrderedRun<T>, matches: (item: T) => boolean): number {
+  let count = 0;
+  for (let i = 0; i < run.size; i++) {
+    const item = run.at(i);
+    if (item !== undefined && matches(item)) count++;
+  }
+  return count;
 }

@@ -10,6 +10,8 @@ import { restRouter, MAX_BODY_BYTES } from './mux.ts';
 const SVC = 'ai.h2o.engine.v1';
 const received: Record<string, unknown>[] = [];
 const callers: string[] = [];
+const handlerWaiting = Promise.withResolvers<undefined>();
+const callerGone = Promise.withResolvers<undefined>();
 let server: Server;
 let base: string;
 
@@ -43,6 +45,15 @@ const handlers: Handlers = {
     h2oEngineSize: { nodeCount: '2', memoryBytes: '4096' },
   }),
   [`${SVC}.DAIEngineVersionService.GetDAIEngineVersion`]: () => Promise.reject(new Error('secret detail')),
+  // Answers only once its caller has gone away, telling the test that it heard so.
+  [`${SVC}.H2OEngineService.GetH2OEngine`]: (_request, context) =>
+    new Promise((resolve) => {
+      handlerWaiting.resolve(undefined);
+      context.signal?.addEventListener('abort', () => {
+        callerGone.resolve(undefined);
+        resolve({});
+      });
+    }),
   // Two chunks, then (for process p2) a failure after the first byte.
   [`${SVC}.ProcessService.StreamOutput`]: (request) =>
     Promise.resolve(
@@ -318,6 +329,15 @@ describe('restRouter()', () => {
     expect(response.json).toMatchObject({ code, details: expect.any(Array) as unknown });
     expect(response.json['message']).toContain(message);
     expect(received).toEqual([]);
+  });
+
+  test('tells the handler when its caller goes away before the answer', async () => {
+    const leaving = new AbortController();
+    const calling = fetch(`${base}/v1/workspaces%2Fw%2Fh2oEngines%2Fh1`, { signal: leaving.signal });
+    await handlerWaiting.promise;
+    leaving.abort();
+    await expect(calling).rejects.toThrow();
+    await callerGone.promise;
   });
 
   test('answers an oversized body with 400 and calls nothing', async () => {

@@ -10,7 +10,8 @@ import {
 import { ApiError, unauthenticated } from '../errors/api-error.ts';
 import { Code } from '../errors/code.ts';
 import { ROUTES, type Route } from '../gen/routes.ts';
-import { toJson, type Json } from '../json/canonical.ts';
+import type { Json } from '../json/canonical.ts';
+import { toJsonText } from '../json/canonical-text.ts';
 import { log } from '../log.ts';
 import { bodyProblem } from './body.ts';
 import { MAX_FILE_MESSAGE_BYTES } from '../sandbox/filesystem-service.ts';
@@ -117,11 +118,14 @@ async function serve({ routes, handlers, caller }: Mux, req: Request, res: Respo
   });
   const closed = new AbortController();
   res.on('close', () => {
-    closed.abort();
+    // Only a caller gone before the answer is news to the handler; aborting after every answer
+    // would build an AbortError (and its stack) per call for nobody.
+    if (!res.writableFinished) closed.abort();
   });
   const response = await handler(request, { caller, signal: closed.signal });
   if (isServerStream(response)) await writeStream(res, found.route.responseType, response);
-  else res.status(200).json(toJson(found.route.responseType, response));
+  // Written straight to text (what res.json would send, without building the JSON first).
+  else res.status(200).type('application/json').send(toJsonText(found.route.responseType, response));
 }
 
 /**
@@ -135,7 +139,7 @@ async function writeStream(res: Response, type: string, stream: ServerStream): P
   try {
     for await (const message of stream.messages) {
       if (res.destroyed) break;
-      res.write(`${JSON.stringify({ result: toJson(type, message) })}\n`);
+      res.write(`{"result":${toJsonText(type, message)}}\n`);
     }
   } catch (error: unknown) {
     const api = ApiError.from(error);

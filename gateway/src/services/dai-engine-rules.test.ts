@@ -341,6 +341,9 @@ describe('pause, resume and delete', () => {
     expect(engineOf(dry)).toMatchObject({ state: 'STATE_DELETING' });
     await get(ALICE, 'w', 'e1');
     await api.call(ALICE, 'DAIEngineService', 'DeleteDAIEngine', { name: name('w', 'e1') });
+    // It reads as DELETING until the operator has cleaned up and released its finalizer.
+    expect(engineOf(await get(ALICE, 'w', 'e1'))).toMatchObject({ state: 'STATE_DELETING' });
+    api.store.release(ENGINE, name('w', 'e1'));
     expect((await getFails(ALICE, 'w', 'e1')).code).toBe(Code.NOT_FOUND);
     expect((await actFails(ALICE, 'DeleteDAIEngine', 'w', 'e1')).code).toBe(Code.NOT_FOUND);
     await api.call(ALICE, 'DAIEngineService', 'DeleteDAIEngine', {

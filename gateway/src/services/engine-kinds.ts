@@ -29,6 +29,7 @@ import { compressedDatasetMemory, rawDatasetMemory, sizeFor } from '../engines/s
 import { PodLogs, type PodLogSource } from '../store/pod-logs.ts';
 import { compareVersions } from '../../../shared/semver.ts';
 import { upgradeAvailable } from '../engines/upgrades.ts';
+import { withUpgradeAvailable } from '../engines/upgrade-flag.ts';
 import {
   changeLifecycle,
   createEngine,
@@ -46,7 +47,7 @@ import {
 } from './engine-service.ts';
 import { MESSAGE_KINDS } from './message-kinds.ts';
 import type { ClusterServiceDeps } from './resource-service.ts';
-import { idOf } from '../../../shared/resource-name.ts';
+import { idOf, workspaceOf } from '../../../shared/resource-name.ts';
 
 /** What the engine services need beyond the store and the authorizer. */
 export interface EngineServiceDeps extends ClusterServiceDeps {
@@ -284,15 +285,24 @@ function podLogSource(deps: EngineServiceDeps): PodLogSource {
   return deps.podLogs ?? new PodLogs(deps.store.kubeConfig, deps.store.namespace);
 }
 
-/** DAI engines as reads show them: whether a newer version is available, from the versions as they are now. */
+/**
+ * DAI engines as reads show them: whether a newer version is available, from the versions as
+ * they are now. Engines of one workspace and version share the answer, so it is decided once
+ * per pair; an engine whose stored flag already says so is answered as it is.
+ */
 async function withUpgradesShown(parts: DaiEngineParts, engines: DAIEngine[]): Promise<DAIEngine[]> {
   if (engines.length === 0) return engines;
   const versions = await parts.catalogue.versions();
-  // Engines as read may be shared (the cache's): answer copies.
-  return engines.map((engine) => ({
-    ...engine,
-    upgradeAvailable: upgradeAvailable(engine.name, engine.daiEngineVersion, versions),
-  }));
+  const decided = new Map<string, boolean>();
+  return engines.map((engine) => {
+    const key = `${workspaceOf(engine.name)}\u0000${engine.daiEngineVersion}`;
+    let available = decided.get(key);
+    if (available === undefined) {
+      available = upgradeAvailable(engine.name, engine.daiEngineVersion, versions);
+      decided.set(key, available);
+    }
+    return withUpgradeAvailable(engine, available);
+  });
 }
 
 /** DAIEngineService. */

@@ -75,6 +75,23 @@ export class EnginePermissions<E extends EngineMessage> {
     );
   }
 
+  /**
+   * Which engines of a workspace the caller sees (as {@link visible} does): all of them (an
+   * administrator), or those `sees` passes; `creator` names the caller when it sees nothing but
+   * its own engines (a kind that shares none).
+   */
+  async seen(
+    workspace: string,
+    context: CallContext,
+  ): Promise<{ sees: (engine: E) => boolean; all: boolean; creator?: string | undefined }> {
+    const administrator = await this.administers(context, workspace);
+    return {
+      sees: (engine) => engineAccess(engine, context.caller, administrator) !== 'none',
+      all: administrator,
+      creator: this.records.shares ? undefined : context.caller.subject,
+    };
+  }
+
   /** The engines of a workspace that the caller sees: its own and shared ones, or all for administrators. */
   async visible(workspace: string, context: CallContext): Promise<StoredEngine<E>[]> {
     const [all, administrator] = await Promise.all([

@@ -6,7 +6,8 @@
 import { MESSAGES } from '../gen/messages.ts';
 import type { Held } from '../store/lease-lock.ts';
 import type { Intent } from '../store/objects.ts';
-import type { Store } from '../store/store-interface.ts';
+import type { IndexSpec, OrderedRun } from '../list/ordered-index.ts';
+import type { Store, Stored } from '../store/store-interface.ts';
 import type { EngineMessage } from './engine-service.ts';
 import { messageOf, type MessageKind, type StoredMessage } from './message-kinds.ts';
 
@@ -51,12 +52,15 @@ export class EngineRecords<E extends EngineMessage> {
   private readonly kind: MessageKind<E>;
   private readonly gatewayStatus: string[];
   private readonly stateNames: Record<number, string>;
+  /** Whether the kind's engines can be shared with the workspace (notebook engines). */
+  readonly shares: boolean;
 
   constructor(store: Store, kind: MessageKind<E>, states: Readonly<Record<string, number>>) {
     this.store = store;
     this.kind = kind;
     const fields = new Set((MESSAGES[kind.message] ?? []).map((f) => f.json));
     this.gatewayStatus = GATEWAY_STATUS.filter((f) => fields.has(f));
+    this.shares = fields.has('shared');
     this.stateNames = stateNamesOf(states);
   }
 
@@ -76,6 +80,35 @@ export class EngineRecords<E extends EngineMessage> {
 
   async all(workspace: string): Promise<StoredEngine<E>[]> {
     return (await this.store.list(this.kind, workspace)).map((s) => storedEngine(messageOf(this.kind, s)));
+  }
+
+  /**
+   * The engines of a workspace (or `-`) that `spec` puts in `group`, in its order (see
+   * Store.ordered). The run may be live: read it before anything awaits.
+   */
+  async ordered(workspace: string, spec: IndexSpec<E>, group: string): Promise<OrderedRun<E>> {
+    const message = (stored: Stored): E => messageOf(this.kind, stored).message;
+    const run = await this.store.ordered(
+      this.kind,
+      workspace,
+      {
+        id: spec.id,
+        key: (stored) => spec.key(message(stored)),
+        compare: (a, b) => spec.compare(a, b),
+        group: (stored) => spec.group(message(stored)),
+      },
+      group,
+    );
+    return {
+      get size() {
+        return run.size;
+      },
+      at: (index) => {
+        const stored = run.at(index);
+        return stored === undefined ? undefined : message(stored);
+      },
+      after: (key) => run.after(key),
+    };
   }
 
   /** {@link all}, for a decision taken under a lock: including what the previous holder wrote. */

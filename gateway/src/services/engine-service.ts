@@ -10,15 +10,18 @@ import { ApiError, invalidArgument, type FieldViolation } from '../errors/api-er
 import { Code } from '../errors/code.ts';
 import type { EngineSettings, ProfileConstraints } from '../engines/settings.ts';
 import {
+  GROUPING_FIELDS,
   NEWEST_FIRST,
   NEWEST_FIRST_SCHEMA,
   type ListedEngine,
   type ListSchemas,
 } from '../engines/list-fields.ts';
 import { checkChangeable, checkPause, checkResume, checkTerminate } from '../engines/lifecycle.ts';
-import { compileFilter } from '../list/filter.ts';
-import { compileOrdering } from '../list/ordering.ts';
-import { keysetPage } from '../list/pagination.ts';
+import { compileFilter, type FilterField } from '../list/filter.ts';
+import { groupValue, narrowest, pageGroups } from '../list/index-plan.ts';
+import { EMPTY_RUN, type IndexSpec } from '../list/ordered-index.ts';
+import { compileOrdering, type Ordering } from '../list/ordering.ts';
+import { runPage } from '../list/pagination.ts';
 import { resourceIdProblem } from '../validation/names.ts';
 import { resolveUpdateMask, type MaskedResource } from '../validation/update-mask.ts';
 import { EngineCatalogue, shapeEngine } from './engine-catalogue.ts';
@@ -207,25 +210,58 @@ export async function getEngine<E extends EngineMessage, P extends EngineProfile
   return (await permissions.reach(name, context, 'see')).engine;
 }
 
-/** List: one workspace, filtered and ordered where the kind allows, newest first by default. */
+/**
+ * List: one workspace, filtered and ordered where the kind allows, newest first by default. The
+ * page is read from an ordered index the store keeps (see list/ordered-index.ts): of the whole
+ * workspace, or of the smallest group an equality of the filter names (`state = STATE_RUNNING`).
+ */
 export async function listEngines<E extends EngineMessage, P extends EngineProfile, V extends EngineVersion>(
-  { rules, permissions }: EngineParts<E, P, V>,
+  { rules, permissions, records }: EngineParts<E, P, V>,
   request: EngineListRequest,
   context: CallContext,
 ): Promise<{ items: E[]; nextPageToken: string; totalSize: number }> {
   const { parent, filter, orderBy } = request;
   const workspace = parentWorkspace(parent);
   await permissions.authorize(context, 'LIST', workspace);
-  const matches = rules.lists ? compileFilter(filter, rules.lists.filter) : () => true;
+  const schema = rules.lists?.filter;
+  const matches = schema ? compileFilter(filter, schema) : () => true;
   const ordering = compileOrdering(orderBy, rules.lists?.order ?? NEWEST_FIRST_SCHEMA, NEWEST_FIRST);
-  const engines = (await permissions.visible(workspace, context)).map((s) => s.engine).filter(matches);
-  const { items, nextPageToken } = keysetPage<E>(
-    engines,
-    request,
-    `parent=${parent}&filter=${filter}&order_by=${orderBy}`,
-    ordering,
+  const viewer = await permissions.seen(workspace, context);
+  const candidates = await Promise.all(
+    pageGroups(filter, schema, GROUPING_FIELDS, viewer).map(async ({ field, value, everyMatches }) => ({
+      run: await records.ordered(
+        workspace,
+        indexSpec(ordering, field, field === undefined ? undefined : schema?.[field]),
+        value,
+      ),
+      everyMatches,
+    })),
   );
-  return { items, nextPageToken, totalSize: engines.length };
+  // Read nothing but the runs, which may be live, from here on: no await until the page is read.
+  const { run, everyMatches } = narrowest(candidates) ?? { run: EMPTY_RUN, everyMatches: true };
+  return runPage<E>(run, request, {
+    query: `parent=${parent}&filter=${filter}&order_by=${orderBy}`,
+    ordering,
+    matches: (engine) => viewer.sees(engine) && matches(engine),
+    everyMatches,
+  });
+}
+
+/**
+ * The index of engines in `ordering`, grouped by the value of a field (`state`…), or one group
+ * ('') of a whole workspace when no field is named.
+ */
+function indexSpec<E extends EngineMessage>(
+  ordering: Ordering<E>,
+  field?: string,
+  spec?: FilterField<ListedEngine>,
+): IndexSpec<E> {
+  return {
+    id: `${ordering.id}|${field ?? ''}`,
+    key: (engine) => ordering.key(engine),
+    compare: (a, b) => ordering.compare(a, b),
+    group: spec === undefined ? () => '' : (engine) => groupValue(spec, engine),
+  };
 }
 
 /** The audit fields of a changed engine. */

@@ -10,6 +10,7 @@ import { ApiError, notFound } from '../errors/api-error.ts';
 import { Code } from '../errors/code.ts';
 import type { ResourceKind } from '../../../shared/resources.ts';
 import { currentAdmission, type Admission } from './admission.ts';
+import { sortedRun, type IndexSpec, type OrderedRun } from '../list/ordered-index.ts';
 import type { Held } from './lease-lock.ts';
 import { earlierObjectNames, objectName } from './names.ts';
 import { creation, replacement, stored } from './object-writes.ts';
@@ -77,6 +78,17 @@ export class AdmittingStore implements Store, ClusterPlacement {
     const admission = currentAdmission();
     if (admission === undefined) return this.inner.get(kind, name);
     return (await this.locate(admission, kind, name)).stored;
+  }
+
+  /** Outside a review, the wrapped store's; inside, the list the handler sees, sorted. */
+  async ordered(
+    kind: ResourceKind,
+    workspace: string,
+    spec: IndexSpec<Stored>,
+    group: string,
+  ): Promise<OrderedRun<Stored>> {
+    if (currentAdmission() === undefined) return this.inner.ordered(kind, workspace, spec, group);
+    return sortedRun(await this.list(kind, workspace), spec, group);
   }
 
   async list(kind: ResourceKind, workspace: string): Promise<Stored[]> {

@@ -17,6 +17,7 @@ import { notFound } from '../errors/api-error.ts';
 import { WORKSPACE_LABEL, type ResourceKind } from '../../../shared/resources.ts';
 import { deepFreeze } from '../../../shared/shared-parts.ts';
 import { isNewer } from '../../../shared/watched-collection.ts';
+import { sortedRun, type IndexSpec, type OrderedRun } from '../list/ordered-index.ts';
 import type { Held } from './lease-lock.ts';
 import { objectName } from './names.ts';
 import { creation, replacement, stored } from './object-writes.ts';
@@ -95,6 +96,16 @@ export class InMemoryStore implements Store {
     });
   }
 
+  /** Sorted on each call: the reference the gateway's ordered indexes are held to. */
+  async ordered(
+    kind: ResourceKind,
+    workspace: string,
+    spec: IndexSpec<Stored>,
+    group: string,
+  ): Promise<OrderedRun<Stored>> {
+    return sortedRun(await this.list(kind, workspace), spec, group);
+  }
+
   /** Nothing is written elsewhere: every write is already in what {@link list} reads. */
   listHeld(kind: ResourceKind, workspace: string, _held: Held): Promise<Stored[]> {
     return this.list(kind, workspace);
@@ -137,10 +148,43 @@ export class InMemoryStore implements Store {
       const current = this.locate(kind, name);
       if (resourceVersion !== undefined && resourceVersion !== current.metadata.resourceVersion)
         throw storeError({ code: 409 }, name, 'delete');
-      // Nothing here adds finalizers (the operator does, on a cluster): the object is gone at once.
+      // An object with finalizers (engines are written with the operator's) stays, marked for
+      // deletion, until they are gone, as on a cluster; one without is gone at once.
+      if ((current.metadata.finalizers ?? []).length > 0) {
+        if (current.metadata.deletionTimestamp !== undefined) return;
+        const marked: CustomResource = {
+          ...current,
+          metadata: {
+            ...current.metadata,
+            deletionTimestamp: kubernetesTime(this.now()),
+            resourceVersion: this.next(),
+          },
+        };
+        this.of(kind).set(current.metadata.name, { object: marked, written: this.revision });
+        this.wrote(kind, marked);
+        return;
+      }
       this.of(kind).delete(current.metadata.name);
       this.next();
     });
+  }
+
+  /**
+   * Plays the operator's release of an object's finalizers: one marked for deletion is then
+   * gone, as on a cluster. Not part of the Store: only the operator takes finalizers off.
+   */
+  release(kind: ResourceKind, name: string): void {
+    const current = this.locate(kind, name);
+    if (current.metadata.deletionTimestamp !== undefined) {
+      this.of(kind).delete(current.metadata.name);
+      this.next();
+      return;
+    }
+    const released: CustomResource = {
+      ...current,
+      metadata: { ...current.metadata, finalizers: [], resourceVersion: this.next() },
+    };
+    this.of(kind).set(current.metadata.name, { object: released, written: this.revision });
   }
 
   /** Reads include every write at once. */

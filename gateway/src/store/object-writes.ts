@@ -2,7 +2,7 @@
  * What a write puts into a custom resource and what a read takes out of one: the layout every
  * store keeps (store.ts on the cluster, memory-store.ts in memory), so that they cannot differ.
  */
-import type { ResourceKind } from '../../../shared/resources.ts';
+import { ENGINE_FINALIZER, ENGINE_INTENT, type ResourceKind } from '../../../shared/resources.ts';
 import { RECORDED_ANNOTATION, recordAfterWrite, recordText } from '../../../shared/recorded.ts';
 import { fromCustomResource, intentOf, type CustomResource } from './objects.ts';
 import type { Stored } from './store-interface.ts';
@@ -10,18 +10,27 @@ import type { Stored } from './store-interface.ts';
 /**
  * What a create writes: the object with its output fields recorded in an annotation, so that one
  * write makes the whole resource (shared/recorded.ts); or, when they are too large for that, the
- * object and the status left for a second write.
+ * object and the status left for a second write. An engine is written with the operator's
+ * finalizer, so that the operator need not write it again before it starts the engine.
  */
 export function creation(resource: CustomResource): {
   body: CustomResource;
   statusLeft?: CustomResource['status'];
 } {
-  const { status = {}, ...object } = resource;
+  const { status = {}, ...written } = resource;
+  const object = ENGINE_INTENT[written.kind] === undefined ? written : withFinalizer(written);
   if (Object.keys(status).length === 0) return { body: object };
   const record = recordText(status);
   if (record === undefined) return { body: object, statusLeft: status };
   const annotations = { ...object.metadata.annotations, [RECORDED_ANNOTATION]: record };
   return { body: { ...object, metadata: { ...object.metadata, annotations } } };
+}
+
+/** The object with the engine finalizer, after those it has. */
+function withFinalizer(object: CustomResource): CustomResource {
+  const finalizers = object.metadata.finalizers ?? [];
+  if (finalizers.includes(ENGINE_FINALIZER)) return object;
+  return { ...object, metadata: { ...object.metadata, finalizers: [...finalizers, ENGINE_FINALIZER] } };
 }
 
 /**

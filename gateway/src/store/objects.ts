@@ -29,6 +29,7 @@ export interface CustomResource {
     /** Absent on objects written by others (kubectl) without them. */
     labels?: Record<string, string>;
     annotations?: Record<string, string>;
+    finalizers?: string[];
     uid?: string;
     resourceVersion?: string;
     creationTimestamp?: string | Date;

@@ -5,6 +5,7 @@
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { ResourceKind } from '../../../shared/resources.ts';
+import type { IndexSpec, OrderedRun } from '../list/ordered-index.ts';
 import type { Held } from './lease-lock.ts';
 import type { Intent } from './objects.ts';
 
@@ -52,6 +53,18 @@ export interface Store {
   get(kind: ResourceKind, name: string): Promise<Stored>;
   /** Every resource of `kind` in a workspace, or in all workspaces for `-`. */
   list(kind: ResourceKind, workspace: string): Promise<Stored[]>;
+  /**
+   * The resources of `kind` in a workspace (or in all workspaces for `-`) that `spec` puts in
+   * `group`, in the order of `spec`: what a list page reads. The gateway's watch cache keeps
+   * such runs sorted as resources change (list/ordered-index.ts); without one they are sorted
+   * on each call. The run may be live: read it before anything awaits.
+   */
+  ordered(
+    kind: ResourceKind,
+    workspace: string,
+    spec: IndexSpec<Stored>,
+    group: string,
+  ): Promise<OrderedRun<Stored>>;
   /**
    * Every resource of `kind` in a workspace, for a decision taken under a lock: including what
    * the previous holder wrote, wherever it ran.

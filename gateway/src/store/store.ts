@@ -13,6 +13,7 @@ import {
 } from '../../../shared/resources.ts';
 import { log } from '../log.ts';
 import { isNewer, statusCode } from '../../../shared/watched-collection.ts';
+import { sortedRun, type IndexSpec, type OrderedRun } from '../list/ordered-index.ts';
 import { KindCache } from './watch-cache.ts';
 import { LeaseLock, type Held } from './lease-lock.ts';
 import { storeError, unstorableName } from './store-errors.ts';
@@ -29,7 +30,10 @@ const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const STATUS_ATTEMPTS = 3;
 const STATUS_RETRY_MS = 200;
 
-/** How long a write waits for the cache to see it, so that the caller reads its own write. */
+/**
+ * How long a decision under a lock waits for the cache to see the previous holder's write, and
+ * a delete for the cache to drop the object, before reading from the apiserver instead.
+ */
 const READ_OWN_WRITE_MS = 2_000;
 
 /** An object found for a resource name: its metadata and its message. */
@@ -44,8 +48,8 @@ export interface Located {
  * silently overwriting it.
  *
  * Reads come from watch-fed caches once {@link startCaches} ran (ARCHITECTURE.md, "Reads from
- * the cache"): every write waits until the cache has seen it, so a caller reads its own writes;
- * a name the cache does not hold is looked up at the apiserver, so a resource just created
+ * the cache"): every write is held by the cache as the apiserver answered it until its watch
+ * event arrives, so a caller reads its own writes at once; a name the cache does not hold is looked up at the apiserver, so a resource just created
  * through another replica is found too; while a cache is not in sync, reads answer UNAVAILABLE
  * rather than anything stale. Without caches, every read goes to the apiserver.
  */
@@ -132,15 +136,17 @@ export class ResourceStore implements Store, ClusterPlacement {
     return fresh ? await this.listDirect(kind, workspace) : await this.list(kind, workspace);
   }
 
-  /** Waits (bounded) until the kind's cache has seen a write, so that the writer reads it next. */
-  private async settle(kind: ResourceKind, resourceVersion: string): Promise<void> {
+  /**
+   * Notes a write of this replica: the newest resourceVersion it wrote of the kind (what a lock's
+   * next holder awaits), and the object, which the cache holds at once so that the writer reads
+   * it next, without waiting for its watch event.
+   */
+  private noteWrite(kind: ResourceKind, object: CustomResource): void {
+    const resourceVersion = object.metadata.resourceVersion ?? '';
     const newest = this.written.get(kind.kind);
     if (newest === undefined || BigInt(resourceVersion || '0') > BigInt(newest))
       this.written.set(kind.kind, resourceVersion);
-    const cache = this.caches.get(kind.kind);
-    if (cache !== undefined && !(await cache.seen(resourceVersion, READ_OWN_WRITE_MS))) {
-      log.warn({ kind: kind.kind, resourceVersion }, 'the cache did not see a write in time');
-    }
+    this.caches.get(kind.kind)?.wrote(object);
   }
 
   /** Creates the resource; ALREADY_EXISTS when its name is taken. */
@@ -156,7 +162,7 @@ export class ResourceStore implements Store, ClusterPlacement {
       this.api.createNamespacedCustomObject({ ...this.target(kind), body }),
     );
     if (statusLeft === undefined) {
-      await this.settle(kind, created.metadata.resourceVersion ?? '');
+      this.noteWrite(kind, created);
       return stored(kind, created);
     }
     // Too large for the annotation: status in a second write, and if that fails the creation
@@ -231,6 +237,18 @@ export class ResourceStore implements Store, ClusterPlacement {
       : Array.from(cache.inWorkspace(workspace), (object) => object.stored);
   }
 
+  async ordered(
+    kind: ResourceKind,
+    workspace: string,
+    spec: IndexSpec<Stored>,
+    group: string,
+  ): Promise<OrderedRun<Stored>> {
+    const cache = this.cacheOf(kind);
+    return cache === undefined
+      ? sortedRun(await this.listDirect(kind, workspace), spec, group)
+      : cache.ordered(workspace, spec, group);
+  }
+
   private async listDirect(kind: ResourceKind, workspace: string): Promise<Stored[]> {
     const list = await this.call<{ items: CustomResource[] }>(`workspaces/${workspace}`, 'list', () =>
       this.api.listNamespacedCustomObject({
@@ -290,7 +308,7 @@ export class ResourceStore implements Store, ClusterPlacement {
         setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
       ),
     );
-    await this.settle(kind, patched.metadata.resourceVersion ?? '');
+    this.noteWrite(kind, patched);
   }
 
   /** Deletes the resource, if given only while it is at `resourceVersion`; NOT_FOUND when gone. */
@@ -311,7 +329,7 @@ export class ResourceStore implements Store, ClusterPlacement {
     // An object with finalizers stays, marked for deletion (a write to wait for); one without
     // is gone (the answer is a Status, and the cache must drop it).
     const cache = this.caches.get(kind.kind);
-    if (answer.kind === kind.kind) await this.settle(kind, answer.metadata.resourceVersion ?? '');
+    if (answer.kind === kind.kind) this.noteWrite(kind, answer);
     else await cache?.gone(metadata.name, READ_OWN_WRITE_MS);
   }
 
@@ -357,7 +375,7 @@ export class ResourceStore implements Store, ClusterPlacement {
     for (let attempt = 1; ; attempt++) {
       try {
         const written = await write();
-        await this.settle(kind, written.metadata.resourceVersion ?? '');
+        this.noteWrite(kind, written);
         return stored(kind, written);
       } catch (error: unknown) {
         const retryable = error instanceof ApiError && error.code === Code.UNAVAILABLE;

@@ -17,6 +17,9 @@ import {
   type KubernetesObject,
   type V1PersistentVolumeClaim,
 } from '@kubernetes/client-node';
+// The client's own (typed → wire) serializer: a strategic merge patch's directives must be added
+// to the wire form, which the typed calls would drop as unknown fields.
+import { ObjectSerializer } from '@kubernetes/client-node/dist/serializer.js';
 import { GROUP, VERSION } from '../../../shared/resources.ts';
 import { statusCode } from '../../../shared/watched-collection.ts';
 import type { EngineKind, EngineKindName, EngineResource } from '../kinds/kind.ts';
@@ -24,9 +27,28 @@ import type { Logger } from 'pino';
 import type { ControllerMetrics } from '../runtime/metrics.ts';
 import { TokenBucket } from './token-bucket.ts';
 
-/** Every object the operator writes is applied by this one field manager. */
+/** Every object the operator writes is written by this one field manager. */
 export const FIELD_MANAGER = 'ai-engine-manager-operator';
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+const strategicMergePatch = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
+
+/**
+ * The wire form of a strategic merge patch: `patch` as the apiserver reads it (the client's
+ * typed field names, such as a NetworkPolicy's `_from`, written as Kubernetes spells them), each
+ * top-level field named in `replace` marked to replace what is there whole.
+ */
+function strategicPatchBody(patch: KubernetesObject, replace: readonly string[]): object {
+  // All the kinds the operator owns are v1 of their group: the serializer's type is V1<Kind>.
+  const serialized: unknown = ObjectSerializer.serialize(patch, `V1${patch.kind ?? ''}`);
+  if (typeof serialized !== 'object' || serialized === null) throw new TypeError('unserializable patch');
+  const wire = new Map<string, unknown>(Object.entries(serialized));
+  for (const field of replace) {
+    const value: unknown = wire.get(field);
+    if (typeof value === 'object' && value !== null && !Array.isArray(value))
+      wire.set(field, { ...value, $patch: 'replace' });
+  }
+  return Object.fromEntries(wire);
+}
 
 /** A write refused because this replica may not act now (see LeaderElector). */
 export class NotLeading extends Error {
@@ -58,7 +80,7 @@ export interface KubeClientOptions {
   log?: Logger;
 }
 
-type Verb = 'patch' | 'apply' | 'delete';
+type Verb = 'create' | 'patch' | 'delete';
 
 /**
  * The writes a reconcile makes: what the reconciler needs of the client, so that it can also run
@@ -68,7 +90,8 @@ export type EngineWrites = Pick<
   KubeClient,
   | 'patchEngine'
   | 'patchEngineStatus'
-  | 'apply'
+  | 'create'
+  | 'patchOwned'
   | 'growClaim'
   | 'deletePod'
   | 'deleteStatefulSet'
@@ -154,11 +177,48 @@ export class KubeClient {
     )) as EngineResource<K>;
   }
 
-  /** Server-side apply, forcing ownership of the fields the operator sets; the object as applied. */
-  async apply<T extends KubernetesObject>(object: T): Promise<T> {
-    return this.call('apply', `${object.kind ?? ''}/${object.metadata?.name ?? ''}`, () =>
-      this.objects.patch(object, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply),
+  /** Creates an object the operator owns (409 when it exists); the object as created. */
+  async create<T extends KubernetesObject>(object: T): Promise<T> {
+    return this.call('create', `${object.kind ?? ''}/${object.metadata?.name ?? ''}`, () =>
+      this.objects.create(object, undefined, undefined, FIELD_MANAGER),
     );
+  }
+
+  /**
+   * A strategic merge patch of an object the operator owns (desired/digest.ts): `patch` names
+   * the object and holds the fields to write; each of its top-level fields named in `replace`
+   * replaces what is there whole (`$patch: replace`), the rest merges. The object as patched.
+   */
+  async patchOwned<T extends KubernetesObject>(
+    patch: KubernetesObject,
+    replace: readonly string[],
+  ): Promise<T> {
+    const kind = patch.kind ?? '';
+    const name = patch.metadata?.name ?? '';
+    const send = this.patchers[kind];
+    if (send === undefined) throw new TypeError(`the operator does not patch ${kind} objects`);
+    const body = strategicPatchBody(patch, replace);
+    // The answer is the object of the kind patched, as the typed call deserialized it.
+    return (await this.call('patch', `${kind}/${name}`, () => send(name, body))) as T;
+  }
+
+  /** The typed patch call of each kind the operator owns, its body sent as it is. */
+  private readonly patchers: Record<string, (name: string, body: object) => Promise<KubernetesObject>> = {
+    StatefulSet: (name, body) =>
+      this.apps.patchNamespacedStatefulSet(this.patchOf(name, body), strategicMergePatch),
+    Service: (name, body) => this.core.patchNamespacedService(this.patchOf(name, body), strategicMergePatch),
+    ConfigMap: (name, body) =>
+      this.core.patchNamespacedConfigMap(this.patchOf(name, body), strategicMergePatch),
+    NetworkPolicy: (name, body) =>
+      this.networking.patchNamespacedNetworkPolicy(this.patchOf(name, body), strategicMergePatch),
+  };
+
+  /** A patch request of an owned object in the namespace, by the operator's field manager. */
+  private patchOf(
+    name: string,
+    body: object,
+  ): { name: string; namespace: string; body: object; fieldManager: string } {
+    return { name, namespace: this.namespace, body, fieldManager: FIELD_MANAGER };
   }
 
   async growClaim(name: string, bytes: bigint): Promise<V1PersistentVolumeClaim> {

@@ -33,16 +33,21 @@ import { SharedParts } from '../../../shared/shared-parts.ts';
 import {
   customResources,
   isNewer,
+  oneAtATime,
   WatchedCollection,
+  type CollectionOptions,
   type ListPage,
 } from '../../../shared/watched-collection.ts';
 import { ENGINE_ANNOTATION } from '../desired/workload.ts';
 import type { EngineKind, EngineKindName, EngineResource } from '../kinds/kind.ts';
+import { trimClaim, trimPod, trimStatefulSet, trimToMetadata } from './trim.ts';
 
 /** Hears which engine (kind and name) a change concerns. */
 export type EngineChanged = (kind: string, name: string) => void;
 
 type Page = (limit: number, token: string | undefined) => Promise<ListPage>;
+/** Turns for the collections' lists, taken one at a time. */
+type Turns = NonNullable<CollectionOptions<unknown>['takeTurn']>;
 
 const OWNED_SELECTOR = ENGINE_KIND_LABEL;
 /** Reports remembered before those already seen are swept out. */
@@ -63,30 +68,6 @@ function trimMetadata<M extends Pick<V1ObjectMeta, 'managedFields' | 'annotation
 
 /** Objects whose writes are tracked by name and resourceVersion. */
 type Versioned = { metadata?: { name?: string; resourceVersion?: string } };
-
-/** What is kept of each kind of owned object. */
-const TRIM = {
-  statefulSet: (o: V1StatefulSet): V1StatefulSet => ({
-    metadata: trimMetadata(o.metadata ?? {}),
-    spec: {
-      replicas: o.spec?.replicas ?? 1,
-      selector: o.spec?.selector ?? {},
-      serviceName: o.spec?.serviceName ?? '',
-      template: {},
-      ...(o.spec?.volumeClaimTemplates ? { volumeClaimTemplates: o.spec.volumeClaimTemplates } : {}),
-    },
-  }),
-  pod: (o: V1Pod): V1Pod => ({
-    metadata: trimMetadata(o.metadata ?? {}),
-    ...(o.status ? { status: o.status } : {}),
-  }),
-  claim: (o: V1PersistentVolumeClaim): V1PersistentVolumeClaim => ({
-    metadata: trimMetadata(o.metadata ?? {}),
-    ...(o.spec ? { spec: { resources: o.spec.resources ?? {} } } : {}),
-    ...(o.status ? { status: { phase: o.status.phase ?? '', capacity: o.status.capacity ?? {} } } : {}),
-  }),
-  metadataOnly: (o: KubernetesObject): KubernetesObject => ({ metadata: trimMetadata(o.metadata ?? {}) }),
-};
 
 /** Equal parts of engines' status (profile and version snapshots, conditions) kept once. */
 const PARTS = new SharedParts();
@@ -127,9 +108,13 @@ class OwnWrites<T extends Versioned> {
     return written;
   }
 
-  /** Forgets the writes of an object that is gone. */
-  forget(name: string): void {
-    this.written.delete(name);
+  /**
+   * Hears the copy's object of that name change: a write the copy has caught up with (or an
+   * object gone) is forgotten, so that writes are not kept beside the copy until the next read.
+   */
+  changed(name: string, copy: T | undefined): void {
+    if (copy === undefined) this.written.delete(name);
+    else if (this.written.has(name)) this.pick(name, copy);
   }
 }
 
@@ -169,7 +154,14 @@ export class OwnedCopy<T extends KubernetesObject> implements OwnedObjects<T> {
   private readonly trim: (object: T) => T;
 
   constructor(
-    options: { kubeConfig: KubeConfig; path: string; listPage: Page; log: Logger; what: string },
+    options: {
+      kubeConfig: KubeConfig;
+      path: string;
+      listPage: Page;
+      log: Logger;
+      what: string;
+      takeTurn: Turns;
+    },
     trim: (object: T) => T,
     changed: EngineChanged,
   ) {
@@ -203,7 +195,7 @@ export class OwnedCopy<T extends KubernetesObject> implements OwnedObjects<T> {
   }
 
   private index(name: string, before: T | undefined, after: T | undefined): void {
-    if (after === undefined) this.own.forget(name);
+    this.own.changed(name, after);
     this.byEngine.update(name, before, after, (o) => o.metadata?.labels?.[ENGINE_UID_LABEL]);
   }
 }
@@ -218,7 +210,7 @@ class EngineCopy<K extends EngineKindName> {
   private sweepAbove = MAX_OWN_REPORTS;
 
   constructor(
-    options: { kubeConfig: KubeConfig; namespace: string; log: Logger },
+    options: { kubeConfig: KubeConfig; namespace: string; log: Logger; takeTurn: Turns },
     kind: EngineKind<K>,
     changed: EngineChanged,
   ) {
@@ -228,13 +220,14 @@ class EngineCopy<K extends EngineKindName> {
       // The apiserver's objects of the kind's collection, which its CRD's schema checked.
       keep: (object) => engineView(object as EngineResource<K>),
       onChange: (name, _before, after) => {
+        this.own.changed(name, after);
         const version = after?.metadata.resourceVersion;
         if (version !== undefined && this.ownReports.delete(version)) return;
-        if (after === undefined) this.own.forget(name);
         changed(kind.kind, name);
       },
       log: options.log,
       what: kind.kind,
+      takeTurn: options.takeTurn,
     });
   }
 
@@ -276,7 +269,10 @@ export class ClusterView implements EngineReads {
     changed: EngineChanged,
   ) {
     const { kubeConfig, namespace, log } = options;
-    for (const kind of options.kinds) this.addEngineCopy(options, kind, changed);
+    // The collections list one at a time: thousands of objects of each listed at once are
+    // several pages of whole objects in memory at the same time, a peak the heap keeps.
+    const takeTurn = oneAtATime();
+    for (const kind of options.kinds) this.addEngineCopy({ ...options, takeTurn }, kind, changed);
     const core = kubeConfig.makeApiClient(CoreV1Api);
     const apps = kubeConfig.makeApiClient(AppsV1Api);
     const networking = kubeConfig.makeApiClient(NetworkingV1Api);
@@ -290,33 +286,34 @@ export class ClusterView implements EngineReads {
       path: string,
       listPage: Page,
       trim: (object: T) => T,
-    ): OwnedCopy<T> => new OwnedCopy<T>({ kubeConfig, path, listPage, log, what: path }, trim, changed);
+    ): OwnedCopy<T> =>
+      new OwnedCopy<T>({ kubeConfig, path, listPage, log, what: path, takeTurn }, trim, changed);
     const ns = `/namespaces/${namespace}`;
     this.statefulSets = copy(
       `/apis/apps/v1${ns}/statefulsets`,
       (l, t) => apps.listNamespacedStatefulSet(query(l, t)),
-      TRIM.statefulSet,
+      trimStatefulSet,
     );
-    this.pods = copy(`/api/v1${ns}/pods`, (l, t) => core.listNamespacedPod(query(l, t)), TRIM.pod);
+    this.pods = copy(`/api/v1${ns}/pods`, (l, t) => core.listNamespacedPod(query(l, t)), trimPod);
     this.claims = copy(
       `/api/v1${ns}/persistentvolumeclaims`,
       (l, t) => core.listNamespacedPersistentVolumeClaim(query(l, t)),
-      TRIM.claim,
+      trimClaim,
     );
     this.services = copy(
       `/api/v1${ns}/services`,
       (l, t) => core.listNamespacedService(query(l, t)),
-      TRIM.metadataOnly,
+      trimToMetadata,
     );
     this.configMaps = copy(
       `/api/v1${ns}/configmaps`,
       (l, t) => core.listNamespacedConfigMap(query(l, t)),
-      TRIM.metadataOnly,
+      trimToMetadata,
     );
     this.networkPolicies = copy(
       `/apis/networking.k8s.io/v1${ns}/networkpolicies`,
       (l, t) => networking.listNamespacedNetworkPolicy(query(l, t)),
-      TRIM.metadataOnly,
+      trimToMetadata,
     );
   }
 
@@ -332,7 +329,10 @@ export class ClusterView implements EngineReads {
     ] as WatchedCollection<unknown>[];
   }
 
-  /** Lists and starts watching everything; resolves once every copy holds its whole collection. */
+  /**
+   * Lists and starts watching everything; resolves once every copy holds its whole collection.
+   * The collections list one at a time (see the constructor).
+   */
   async start(): Promise<void> {
     await Promise.all(this.collections.map((c) => c.start()));
   }
@@ -352,7 +352,7 @@ export class ClusterView implements EngineReads {
   }
 
   private addEngineCopy<K extends EngineKindName>(
-    options: { kubeConfig: KubeConfig; namespace: string; log: Logger },
+    options: { kubeConfig: KubeConfig; namespace: string; log: Logger; takeTurn: Turns },
     kind: EngineKind<K>,
     changed: EngineChanged,
   ): void {

@@ -11,13 +11,19 @@
  *   fields in an annotation instead, which reads as the real view reads it: engineView);
  *   metadata.generation counts changes of the spec, and the start of a deletion;
  * - JSON merge patches (RFC 7386), null removing a field;
+ * - creates of owned objects, refused with 409 when the name is taken; strategic merge patches of
+ *   them as the operator sends them: the top-level fields it names replaced whole
+ *   (`$patch: replace`), the rest merged as a JSON merge patch does (the apiserver merges a few
+ *   lists by key, ownerReferences by uid; the operator only ever sends its own);
+ * - what the view keeps: a reconcile reads each owned object trimmed as the real view keeps it
+ *   (trim.ts), so that a reconcile reading a field the view drops fails here too;
  * - finalizers: an engine deleted while it has some keeps a deletionTimestamp until the last one
  *   is patched away; a claim deleted while a pod of its engine remains waits for the pod to go
  *   (the kubernetes.io/pvc-protection finalizer).
  *
  * Not modelled (tests keep away from them or play them by hand):
- * - server-side apply's field ownership and merge: an apply replaces the object's labels,
- *   annotations and spec (the operator applies whole objects it alone owns, with force);
+ * - field ownership (managedFields), and what the apiserver fills in (defaults, a Service's
+ *   cluster IP);
  * - admission, schemas and validation: nothing is refused as invalid (no 422);
  * - the controllers and the kubelet: no StatefulSet makes pods or claims, nothing deletes a
  *   deleted StatefulSet's pods, a pod's status never changes by itself and a deleted pod is gone
@@ -42,6 +48,7 @@ import { API_VERSION, ENGINE_UID_LABEL } from '../../../shared/resources.ts';
 import type { EngineKind, EngineKindName, EngineResource } from '../kinds/kind.ts';
 import type { EngineWrites } from './client.ts';
 import { engineView, type EngineReads, type OwnedObjects } from './cluster-view.ts';
+import { trimClaim, trimPod, trimStatefulSet, trimToMetadata } from './trim.ts';
 
 /** An apiserver's refusal, with its HTTP code where the client library puts it. */
 export class MemoryApiError extends Error {
@@ -393,14 +400,34 @@ export class MemoryCluster {
     }
   }
 
-  /** Server-side apply as far as modelled: the object replaced, its identity kept. */
-  private apply<T extends KubernetesObject>(objects: MemoryObjects<KubernetesObject>, object: T): T {
+  /** A create: the object stored with the identity the apiserver gives it; 409 when the name is taken. */
+  private create<T extends KubernetesObject>(objects: MemoryObjects<KubernetesObject>, object: T): T {
     const name = object.metadata?.name ?? '';
+    if (objects.get(name) !== undefined)
+      throw new MemoryApiError(409, `${object.kind ?? ''} "${name}" already exists`);
     const answer: T = Object.assign(structuredClone(object), {
-      metadata: Object.assign(
-        structuredClone(object.metadata ?? {}),
-        this.identity(objects.get(name)?.metadata),
-      ),
+      metadata: Object.assign(structuredClone(object.metadata ?? {}), this.identity(undefined)),
+    });
+    objects.put(answer);
+    return structuredClone(answer);
+  }
+
+  /** A strategic merge patch as the operator sends it (see the header); 404 when the object is absent. */
+  private patchOwned(
+    objects: MemoryObjects<KubernetesObject>,
+    patch: KubernetesObject,
+    replace: readonly string[],
+  ): KubernetesObject {
+    const name = patch.metadata?.name ?? '';
+    const stored = objects.get(name);
+    if (stored === undefined) throw new MemoryApiError(404, `${patch.kind ?? ''} "${name}" not found`);
+    const { apiVersion: _apiVersion, kind: _kind, ...fields } = patch;
+    // A field replaced whole is first removed, then merged in afresh.
+    const cleared = mergePatch(stored, Object.fromEntries(replace.map((field) => [field, null])));
+    const merged = mergePatch(cleared, fields);
+    const metadata = isObject(merged) ? merged['metadata'] : undefined;
+    const answer: KubernetesObject = Object.assign({}, merged, {
+      metadata: Object.assign({}, metadata, this.identity(stored.metadata)),
     });
     objects.put(answer);
     return structuredClone(answer);
@@ -432,11 +459,16 @@ export class MemoryCluster {
         call(`delete ${what}/${name}`, () => {
           objects.remove(name);
         });
-    const applied: Record<string, MemoryObjects<KubernetesObject>> = {
+    const owned: Record<string, MemoryObjects<KubernetesObject>> = {
       StatefulSet: this.statefulSets,
       Service: this.services,
       ConfigMap: this.configMaps,
       NetworkPolicy: this.networkPolicies,
+    };
+    const collection = (kind: string | undefined): MemoryObjects<KubernetesObject> => {
+      const objects = owned[kind ?? ''];
+      if (objects === undefined) throw new MemoryApiError(404, `no ${kind ?? ''} here`);
+      return objects;
     };
     return {
       patchEngine: (kind, name, body) =>
@@ -445,14 +477,19 @@ export class MemoryCluster {
         call(`patch ${kind.plural}/${name}/status`, () =>
           this.patchStatus(kind, name, isObject(status) ? status : {}),
         ),
-      apply: <T extends KubernetesObject>(object: T): Promise<T> => {
-        const what = object.kind ?? '';
-        return call(`apply ${what}/${object.metadata?.name ?? ''}`, () => {
-          const objects = applied[what];
-          if (objects === undefined) throw new MemoryApiError(404, `no ${what} here`);
-          return this.apply(objects, object);
-        });
-      },
+      create: <T extends KubernetesObject>(object: T): Promise<T> =>
+        call(`create ${object.kind ?? ''}/${object.metadata?.name ?? ''}`, () =>
+          this.create(collection(object.kind), object),
+        ),
+      patchOwned: <T extends KubernetesObject>(
+        patch: KubernetesObject,
+        replace: readonly string[],
+      ): Promise<T> =>
+        call(
+          `patch ${patch.kind ?? ''}/${patch.metadata?.name ?? ''}`,
+          // The answer is the object of the kind patched.
+          () => this.patchOwned(collection(patch.kind), patch, replace) as T,
+        ),
       growClaim: (name, bytes) =>
         call(`patch PersistentVolumeClaim/${name}`, () => {
           const grown = this.revise(this.claims, name, (claim) => ({
@@ -485,12 +522,29 @@ export class MemoryCluster {
         return engine === undefined ? undefined : engineView(structuredClone(engine));
       },
       wroteEngine: (_kind, engine) => engineView(engine),
-      statefulSets: this.statefulSets,
-      pods: this.pods,
-      claims: this.claims,
-      services: this.services,
-      configMaps: this.configMaps,
-      networkPolicies: this.networkPolicies,
+      statefulSets: trimmedReads(this.statefulSets, trimStatefulSet),
+      pods: trimmedReads(this.pods, trimPod),
+      claims: trimmedReads(this.claims, trimClaim),
+      services: trimmedReads(this.services, trimToMetadata),
+      configMaps: trimmedReads(this.configMaps, trimToMetadata),
+      networkPolicies: trimmedReads(this.networkPolicies, trimToMetadata),
     };
   }
+}
+
+/** A collection as reconciles read it: each object as the real view keeps it (trim.ts). */
+function trimmedReads<T extends KubernetesObject>(
+  objects: MemoryObjects<T>,
+  trim: (object: T) => T,
+): OwnedObjects<T> {
+  return {
+    get: (name) => {
+      const object = objects.get(name);
+      return object === undefined ? undefined : trim(object);
+    },
+    of: (uid) => objects.of(uid).map(trim),
+    wrote: (object) => {
+      objects.wrote(object);
+    },
+  };
 }

@@ -428,6 +428,82 @@ describe('a DAI engine on the in-memory cluster', () => {
     expect(scene.engine.status?.observedGeneration).toBe(2);
   });
 
+  test('a change of the pod template replaces it whole: what the engine no longer wants there goes', async () => {
+    const scene = await new Scene(daiEngineKind).running(DAI_SPEC);
+    const set = scene.cluster.statefulSets.get(scene.workload);
+    if (set?.spec === undefined) throw new Error('no StatefulSet');
+    // A field set by hand in the template, which the operator never wanted.
+    const template = set.spec.template;
+    const edited = Object.assign({}, template, {
+      spec: Object.assign({ containers: [] }, template.spec, { hostname: 'by-hand' }),
+    });
+    scene.cluster.statefulSets.put(
+      Object.assign({}, set, { spec: Object.assign({}, set.spec, { template: edited }) }),
+    );
+    scene.cluster.editEngine(daiEngineKind, NAME, { spec: { cpu: 2 } });
+    await scene.settle();
+    const after = scene.cluster.statefulSets.get(scene.workload)?.spec?.template.spec;
+    expect(after?.hostname).toBeUndefined();
+    expect(
+      after?.containers.find((c) => c.name === daiEngineKind.container)?.resources?.limits?.['cpu'],
+    ).toBe('2');
+  });
+
+  test('starting creates each workload object once and writes the finalizer once', async () => {
+    const scene = await new Scene(daiEngineKind).running(DAI_SPEC);
+    const workloads = scene.cluster.writes.filter((w) => !w.includes(daiEngineKind.plural));
+    expect(workloads).toEqual([
+      `create ConfigMap/${scene.workload}`,
+      `create Service/${scene.workload}`,
+      `create StatefulSet/${scene.workload}`,
+    ]);
+    expect(scene.cluster.writes.filter((w) => w === `patch ${daiEngineKind.plural}/${NAME}`)).toHaveLength(1);
+    expect(scene.engine.metadata.finalizers).toEqual([FINALIZER]);
+  });
+
+  test('an engine created with the finalizer starts without writing it again', async () => {
+    const engine = created(daiEngineKind, DAI_SPEC);
+    const scene = new Scene(daiEngineKind).create(DAI_SPEC, {
+      ...engine,
+      metadata: { ...engine.metadata, finalizers: [FINALIZER] },
+    });
+    await scene.settle();
+    scene.cluster.startPods(scene.workload, POD_READY);
+    await scene.settle();
+    expect(scene.state).toBe('STATE_RUNNING');
+    expect(scene.cluster.writes.filter((w) => w === `patch ${daiEngineKind.plural}/${NAME}`)).toEqual([]);
+    expect(scene.engine.metadata.finalizers).toEqual([FINALIZER]);
+  });
+
+  test('an engine created paused writes no workload, is PAUSED, and gets its workload once resumed', async () => {
+    const scene = new Scene(daiEngineKind).create({ ...DAI_SPEC, paused: true });
+    await scene.settle();
+    expect(scene.state).toBe('STATE_PAUSED');
+    expect(scene.cluster.writes.filter((w) => !w.includes(daiEngineKind.plural))).toEqual([]);
+    scene.resume();
+    await scene.settle();
+    expect(scene.replicas).toBe(1);
+    expect(scene.cluster.services.get(scene.workload)).toBeDefined();
+    expect(scene.cluster.configMaps.get(scene.workload)).toBeDefined();
+  });
+
+  test('a pause and a resume write the StatefulSet replicas alone, and nothing else of the workload', async () => {
+    const scene = await new Scene(daiEngineKind).running(DAI_SPEC);
+    const template = scene.cluster.statefulSets.get(scene.workload)?.spec?.template;
+    const before = scene.cluster.writes.length;
+    scene.stop();
+    await scene.settle();
+    scene.cluster.collectGarbage();
+    await scene.settle();
+    expect(scene.state).toBe('STATE_PAUSED');
+    scene.resume();
+    await scene.settle();
+    const workloads = scene.cluster.writes.slice(before).filter((w) => !w.includes(daiEngineKind.plural));
+    expect(workloads).toEqual([`patch StatefulSet/${scene.workload}`, `patch StatefulSet/${scene.workload}`]);
+    expect(scene.replicas).toBe(1);
+    expect(scene.cluster.statefulSets.get(scene.workload)?.spec?.template).toEqual(template);
+  });
+
   test("a profile's pod template that cannot be applied fails the engine, and nothing runs", async () => {
     const recorded = {
       state: 'STATE_STARTING',
@@ -459,9 +535,9 @@ describe('a DAI engine on the in-memory cluster', () => {
     scene.reconciler = scene.reconcilerWith(guarded);
     scene.create(DAI_SPEC);
     await scene.settle();
-    const order = scene.cluster.writes.filter((w) => w.startsWith('apply'));
-    expect(order.indexOf(`apply NetworkPolicy/${scene.workload}`)).toBeLessThan(
-      order.indexOf(`apply StatefulSet/${scene.workload}`),
+    const order = scene.cluster.writes.filter((w) => w.startsWith('create'));
+    expect(order.indexOf(`create NetworkPolicy/${scene.workload}`)).toBeLessThan(
+      order.indexOf(`create StatefulSet/${scene.workload}`),
     );
 
     scene.reconciler = scene.reconcilerWith(SETTINGS);

@@ -4,7 +4,8 @@
  * It reads the ClusterView (memory) and writes only what differs from what is there:
  *
  * 1. read the engine; if it is being deleted, clean up (finalizer) and stop;
- * 2. compute the desired objects (pure) and apply those whose applied digest differs;
+ * 2. compute the desired objects (pure) and write what differs from what is there: create what is
+ *    missing, patch the parts that changed (desired/digest.ts);
  * 3. grow data volumes that are smaller than wanted;
  * 4. observe the pods; replace failed pods after a resume;
  * 5. stop the engine when a duration limit is exceeded (by writing its intent, as a user would);
@@ -14,7 +15,7 @@
  */
 import type { KubernetesObject, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import {
-  GROUP,
+  ENGINE_FINALIZER,
   ID_LABEL,
   LAST_ACTIVITY_ANNOTATION,
   STOP_REASON_ANNOTATION,
@@ -42,7 +43,7 @@ import {
 import type { EngineWrites } from '../kube/client.ts';
 import { statusCode } from '../../../shared/watched-collection.ts';
 import type { EngineReads, OwnedObjects } from '../kube/cluster-view.ts';
-import { digestOf, upToDate, withDigest } from '../desired/digest.ts';
+import { ownedWrite } from '../desired/digest.ts';
 import type { ReconcileResult } from '../runtime/controller.ts';
 import { ADMITTED, mergeConditions, REASONS, type Condition } from './conditions.ts';
 import { changedFields, planStatus, type StatusInput, type StatusPlan } from './status.ts';
@@ -50,7 +51,8 @@ import { MalformedAnswer, recentActivity } from '../activity/activity-probe.ts';
 import type { ActivityProber, EngineAsker } from '../activity/prober.ts';
 import { parseStorageQuantity } from '../../../shared/quantity.ts';
 
-export const FINALIZER = `${GROUP}/cleanup`;
+/** The API writes it with the engine; an engine written without it (the admin's kubectl) gets it here. */
+export const FINALIZER = ENGINE_FINALIZER;
 /** While deleting, look again this soon if no event arrives first. */
 const CLEANUP_RECHECK_MS = 2000;
 /** While an engine awaits its snapshots, look again this soon if no event arrives first. */
@@ -177,10 +179,13 @@ export class EngineReconciler<K extends EngineKindName = EngineKindName> {
     return view.wroteEngine(kind, await kube.patchEngine(kind, engine.metadata.name, body));
   }
 
-  /** Applies each desired object that differs from what was last applied (desired/digest.ts). */
+  /** Writes each desired object that differs from what is there (desired/digest.ts). */
   private async apply(engine: EngineResource<K>, desired: DesiredObjects): Promise<void> {
     const { view } = this.deps;
     const name = workloadName(this.deps.kind, engine);
+    // An engine stopped before it ever ran has nothing to keep: its workload is written when it
+    // first starts, not for every engine created (or held) paused.
+    if (desired.statefulSet.spec?.replicas === 0 && !present(view.statefulSets.get(name))) return;
     if (desired.configMap) await this.applyChanged(view.configMaps, name, desired.configMap);
     // The policy comes before the pods, so that no pod of the engine is ever reachable unguarded.
     if (desired.networkPolicy) await this.applyChanged(view.networkPolicies, name, desired.networkPolicy);
@@ -193,41 +198,34 @@ export class EngineReconciler<K extends EngineKindName = EngineKindName> {
         clientServiceName(this.deps.kind, engine),
         desired.clientService,
       );
-    const replicas = desired.statefulSet.spec?.replicas;
-    await this.applyChanged(view.statefulSets, name, desired.statefulSet, {
-      // Scaling the set by hand (`kubectl scale`) is the change others most often make to what
-      // the operator owns: undone at once, not only at the engine's next change.
-      drifted: (existing) => existing.spec?.replicas !== replicas,
-      body: (wanted, existing) => {
-        // Volume claim templates cannot change once the StatefulSet exists (growth goes to the
-        // claims themselves), so an existing set keeps the templates it has.
-        const templates = existing?.spec?.volumeClaimTemplates;
-        if (templates === undefined || wanted.spec === undefined) return wanted;
-        const volumeClaimTemplates = templates.map(claimTemplateOf);
-        return Object.assign({}, wanted, { spec: Object.assign({}, wanted.spec, { volumeClaimTemplates }) });
-      },
+    await this.applyChanged(view.statefulSets, name, desired.statefulSet, (wanted, existing) => {
+      // Volume claim templates cannot change once the StatefulSet exists (growth goes to the
+      // claims themselves), so an existing set keeps the templates it has.
+      const templates = existing?.spec?.volumeClaimTemplates;
+      if (templates === undefined || wanted.spec === undefined) return wanted;
+      const volumeClaimTemplates = templates.map(claimTemplateOf);
+      return Object.assign({}, wanted, { spec: Object.assign({}, wanted.spec, { volumeClaimTemplates }) });
     });
   }
 
   /**
-   * Applies `wanted` (as `body` makes it from what exists) unless the object of that name in
-   * `copy` was last applied for the same digest and has not `drifted` since; notes the answer in
-   * the copy.
+   * Writes what `wanted` (as `sent` makes it from what exists) asks of the object of that name in
+   * `copy`: a create when it is missing, a patch of what changed otherwise, nothing when nothing
+   * did (desired/digest.ts); notes the answer in the copy.
    */
   private async applyChanged<T extends KubernetesObject>(
     copy: OwnedObjects<T>,
     name: string,
     wanted: T,
-    options: {
-      body?: (wanted: T, existing: T | undefined) => T;
-      drifted?: (existing: T) => boolean;
-    } = {},
+    sent?: (wanted: T, existing: T | undefined) => T,
   ): Promise<void> {
     const existing = copy.get(name);
-    const digest = digestOf(wanted);
-    if (upToDate(existing, digest) && options.drifted?.(existing) !== true) return;
-    const body = options.body?.(wanted, existing) ?? wanted;
-    copy.wrote(await this.deps.kube.apply(withDigest(body, digest)));
+    const write = ownedWrite(wanted, existing, sent?.(wanted, existing) ?? wanted);
+    if (write === undefined) return;
+    const { kube } = this.deps;
+    copy.wrote(
+      await ('create' in write ? kube.create(write.create) : kube.patchOwned<T>(write.patch, write.replace)),
+    );
   }
 
   /** Asks for more storage where the engine wants it; true while its bound volume is smaller than wanted. */

@@ -21,6 +21,8 @@ export interface ControllerOptions {
   name: string;
   reconcile(key: string): Promise<ReconcileResult | undefined>;
   workers?: number;
+  /** The group a key is served fairly within (see WorkQueueOptions); first come, first served when not given. */
+  groupOf?: (key: string) => string;
   log: Logger;
   registry: Registry;
 }
@@ -38,7 +40,7 @@ const STOP_GRACE_MS = 2_000;
 
 /** One controller: its queue now, its workers once `run` is called. */
 export function startController(options: ControllerOptions): Controller {
-  const queue = new WorkQueue();
+  const queue = new WorkQueue(options.groupOf ? { groupOf: options.groupOf } : {});
   const { reconciles, errors, duration, watchQueue } = controllerMetrics(options.registry);
   watchQueue(options.name, queue);
   reconciles.inc({ controller: options.name }, 0);

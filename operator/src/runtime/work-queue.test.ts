@@ -44,4 +44,24 @@ describe('WorkQueue', () => {
     expect(Date.now() - start).toBeGreaterThanOrEqual(13);
     queue.shutDown();
   });
+
+  test('serves a workspace whose key arrives behind thousands of another, after one key per workspace', async () => {
+    const queue = new WorkQueue({ groupOf: (key) => key.slice(0, key.indexOf('.')) });
+    for (let i = 0; i < 2_000; i++) queue.add(`busy.e${i}`);
+    const first = await queue.get();
+    queue.add('quiet.e0');
+    // Added again while waiting: still one entry, served in its first place.
+    queue.add('quiet.e0');
+    queue.add('busy.e5');
+    const served = [await queue.get(), await queue.get()];
+    expect(served).toEqual(['busy.e1', 'quiet.e0']);
+    expect(queue.depth).toBe(1_998);
+    expect(queue.working).toBe(3);
+    // A key in flight is not handed out again; done, it comes back in its own workspace's line.
+    queue.add(first ?? '');
+    queue.done(first ?? '');
+    queue.add('other.e0');
+    expect([await queue.get(), await queue.get()]).toEqual(['busy.e2', 'other.e0']);
+    queue.shutDown();
+  });
 });

@@ -2,15 +2,25 @@
  * A keyed work queue as controllers use it: a key waiting is queued once however often it is
  * added; a key being worked on is not handed to a second worker, and if added meanwhile it runs
  * again afterwards; failures come back after a per-key exponential backoff; `addAfter` schedules
- * a key for later (deadlines), keeping the earliest time asked for.
+ * a key for later (deadlines), keeping the earliest time asked for. Waiting keys are served
+ * fairly between their groups (fair-order.ts): groups take turns, first come first served within
+ * one.
  */
+import { FairOrder } from './fair-order.ts';
+
 export interface WorkQueueOptions {
   baseDelayMs?: number;
   maxDelayMs?: number;
+  /**
+   * The group a key is served fairly within (the operator's: the engine's workspace); one group
+   * for all keys when not given, i.e. first come, first served.
+   */
+  groupOf?: (key: string) => string;
 }
 
 export class WorkQueue {
-  private readonly queue: string[] = [];
+  private readonly queue = new FairOrder();
+  private readonly groupOf: (key: string) => string;
   private readonly queued = new Set<string>();
   private readonly active = new Set<string>();
   private readonly dirty = new Set<string>();
@@ -24,11 +34,12 @@ export class WorkQueue {
   constructor(options: WorkQueueOptions = {}) {
     this.baseDelayMs = options.baseDelayMs ?? 100;
     this.maxDelayMs = options.maxDelayMs ?? 60_000;
+    this.groupOf = options.groupOf ?? (() => '');
   }
 
   /** Keys waiting to be worked on. */
   get depth(): number {
-    return this.queue.length;
+    return this.queue.size;
   }
 
   /** Keys being worked on now. */
@@ -50,7 +61,7 @@ export class WorkQueue {
       return;
     }
     this.queued.add(key);
-    this.queue.push(key);
+    this.queue.push(this.groupOf(key), key);
   }
 
   /** Adds `key` after `delayMs`, unless it is already due sooner. */
@@ -80,7 +91,7 @@ export class WorkQueue {
     this.failures.delete(key);
   }
 
-  /** The next key to work on; `undefined` once the queue is shut down. */
+  /** The next key to work on (the next group's turn); `undefined` once the queue is shut down. */
   get(): Promise<string | undefined> {
     const key = this.queue.shift();
     if (key !== undefined) {

@@ -20,7 +20,8 @@ import { dump, load } from 'js-yaml';
 import { realCatalogue, realNodePlacement } from '../cluster/real-catalogue.ts';
 import { REAL_NODE } from '../cluster/real-node.ts';
 import { waitFor } from '../cluster/wait.ts';
-import type { RestResponse } from '../helpers/api-server.ts';
+import type { ApiServer, RestResponse } from '../helpers/api-server.ts';
+import type { TestIdentity } from '../helpers/use-identity.ts';
 import { ownedBy, reaches as reachesState } from '../operator/fixtures.ts';
 import { useRealNodeProduct } from './real-product.ts';
 
@@ -33,9 +34,9 @@ const NAMESPACE = 'real';
 const W = 'workspaces/lab';
 const GIB = 1024 ** 3;
 
-const { identity, api } = useRealNodeProduct(NAMESPACE, [
-  { id: 'user', name: 'Una User', roles: ['data-scientist'] },
-]);
+// Set in the describe block: its product runs only while its tests do (real-node.test.ts).
+let identity: () => TestIdentity;
+let api: () => ApiServer;
 
 async function asUser(method: string, path: string, body?: unknown): Promise<RestResponse> {
   return api().rest(method, path, body, { Authorization: `Bearer ${await identity().token('user')}` });
@@ -111,6 +112,9 @@ const engineUid = (json: Record<string, unknown>, field: string): string =>
   (json[field] as { uid: string }).uid;
 
 describe('engines on the real node', () => {
+  ({ identity, api } = useRealNodeProduct(NAMESPACE, [
+    { id: 'user', name: 'Una User', roles: ['data-scientist'] },
+  ]));
   // The node has two CPUs: each test's engines go before the next test's start, whatever its outcome.
   afterEach(async () => {
     for (const collection of ['h2oEngines', 'notebookEngines', 'sandboxEngines']) {

@@ -22,6 +22,7 @@ import { ensureNodeBinaries } from '../cluster/binaries.ts';
 import { NODE_PATHS } from '../cluster/node-host.ts';
 import { createCatalogue, realCatalogue } from '../cluster/real-catalogue.ts';
 import { machineAddress, REAL_NODE } from '../cluster/real-node.ts';
+import type { Cluster } from '../cluster/cluster.ts';
 import { waitFor } from '../cluster/wait.ts';
 import { useCluster } from '../helpers/use-cluster.ts';
 import { startIdentityProvider, type IdentityProvider } from '../identity/provider.ts';
@@ -39,16 +40,8 @@ const CLUSTER_WIDE = 'clusterroles,clusterrolebindings,mutatingwebhookconfigurat
 
 let provider: IdentityProvider | undefined;
 let relay: Server | undefined;
-afterAll(async () => {
-  await provider?.stop();
-  await new Promise<void>((resolve) => {
-    if (relay === undefined) resolve();
-    else relay.close(() => {
-      resolve();
-    });
-  });
-});
-const cluster = useCluster({ realNode: true, nodes: { cpuNodes: 1, gpuNodes: 0, gpusPerNode: 0 } });
+// Set in the describe block: its cluster runs only while its tests do (test/real-node/real-node.test.ts).
+let cluster: () => Cluster;
 const kubectl = (args: readonly string[], input?: string): Promise<string> => cluster().kubectl(args, input);
 const kubeconfig = (): { kubeconfig: string } => ({ kubeconfig: cluster().kubeconfigPath });
 const identity = (): IdentityProvider => {
@@ -178,14 +171,25 @@ async function engineObjects(): Promise<string[]> {
 const finalizersOf = async (): Promise<string> =>
   (await kubectl(['get', ENGINE, '-n', NAMESPACE, '-o', 'jsonpath={.metadata.finalizers}'])).trim();
 
-beforeAll(async () => {
-  const ip = machineAddress();
-  // On the machine's address, so that the gateway's pods reach the issuer too.
-  provider = await startIdentityProvider({ host: ip, accounts: [{ id: 'admin', name: 'Ada Admin', roles: ['admin'] }] });
-  await Promise.all([importImage(), relayApiserver(ip)]);
-}, 120_000);
 
 describe('helm uninstall with the product running on the real node', () => {
+  afterAll(async () => {
+    await provider?.stop();
+    await new Promise<void>((resolve) => {
+      if (relay === undefined) resolve();
+      else relay.close(() => {
+        resolve();
+      });
+    });
+  });
+  cluster = useCluster({ realNode: true, nodes: { cpuNodes: 1, gpuNodes: 0, gpusPerNode: 0 } });
+  beforeAll(async () => {
+    const ip = machineAddress();
+    // On the machine's address, so that the gateway's pods reach the issuer too.
+    provider = await startIdentityProvider({ host: ip, accounts: [{ id: 'admin', name: 'Ada Admin', roles: ['admin'] }] });
+    await Promise.all([importImage(), relayApiserver(ip)]);
+  }, 120_000);
+
   test('keep: the engine, its pod and its data stay, released from the finalizer; uninstall leaves nothing else', async () => {
     const installed = Date.now();
     await install('keep');

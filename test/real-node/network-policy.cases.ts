@@ -6,6 +6,7 @@ import { waitFor } from '../cluster/wait.ts';
 import { GATEWAY_POD } from '../helpers/api-server.ts';
 import { podReaches as reaches, probePod } from './probe-pods.ts';
 import { useCluster } from '../helpers/use-cluster.ts';
+import type { Cluster } from '../cluster/cluster.ts';
 
 const NAMESPACE = 'default';
 const kind = notebookEngineKind;
@@ -16,7 +17,8 @@ const SETTINGS = {
   engineNetworkPeers: [{ podSelector: { matchLabels: GATEWAY_POD } }],
 };
 
-const cluster = useCluster({ realNode: true, nodes: { cpuNodes: 1, gpuNodes: 0, gpusPerNode: 0 } });
+// Set in the describe block: its cluster runs only while its tests do (real-node.test.ts).
+let cluster: () => Cluster;
 
 /** A notebook engine of some user, as the operator sees it; only its identity matters here. */
 function engine(id: string): EngineResource {
@@ -54,6 +56,7 @@ async function hostReaches(url: string): Promise<boolean> {
 }
 
 describe('NetworkPolicies on the real node', () => {
+  cluster = useCluster({ realNode: true, nodes: { cpuNodes: 1, gpuNodes: 0, gpusPerNode: 0 } });
   let engineUrl = '';
   const a = operatorView('a');
   const b = operatorView('b');

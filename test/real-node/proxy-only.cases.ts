@@ -22,6 +22,7 @@ import { find, MINIMAL_VALUES, render } from '../charts/helm.ts';
 import { waitFor } from '../cluster/wait.ts';
 import { podReaches, probePod } from './probe-pods.ts';
 import { useCluster } from '../helpers/use-cluster.ts';
+import type { Cluster } from '../cluster/cluster.ts';
 
 /** The release namespace: engines, the gateway and the operator run here. */
 const NAMESPACE = 'default';
@@ -31,7 +32,8 @@ const NOTEBOOK_PORT = notebookEngineKind.port ?? 8888;
 /** A port a sandbox user exposes (sandboxes have no port of their own). */
 const SANDBOX_PORT = 8000;
 
-const cluster = useCluster({ realNode: true, nodes: { cpuNodes: 1, gpuNodes: 0, gpusPerNode: 0 } });
+// Set in the describe block: its cluster runs only while its tests do (real-node.test.ts).
+let cluster: () => Cluster;
 
 /** The chart's operator environment and its components' pod labels, for the release namespace. */
 async function chart(): Promise<{
@@ -96,6 +98,7 @@ function reaches(from: string, namespace: string, url: string): Promise<boolean>
 }
 
 describe("the chart's default engine peers on the real node", () => {
+  cluster = useCluster({ realNode: true, nodes: { cpuNodes: 1, gpuNodes: 0, gpusPerNode: 0 } });
   const urls = { notebook: '', sandbox: '' };
 
   beforeAll(async () => {
