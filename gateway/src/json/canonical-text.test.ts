@@ -17,6 +17,10 @@ import { fromCustomResource, type CustomResource } from '../store/objects.ts';
 import { fromJson, toJson, type Json } from './canonical.ts';
 import { toJsonText } from './canonical-text.ts';
 
+// Thousands of generated messages per property: about 1.5 s alone, beyond the default 5 s on a
+// machine busy with other suites.
+jest.setTimeout(60_000);
+
 const TYPES = Object.keys(MESSAGES).sort();
 const MAX_DEPTH = 3;
 

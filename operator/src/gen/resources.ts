@@ -70,6 +70,8 @@ export type DAIEngineStatus = {
   daiEngineVersionInfo?: DAIEngineVersionInfo;
   /** StorageClass of the engine's data volume, from the profile; empty means the cluster default. */
   dataDirectoryStorageClass?: string;
+  /** Where the engine stands in its workspace's GPU queue; unset when the queue has never held it. */
+  queueStatus?: EngineQueueStatus;
   /** The generation of the spec that the operator last acted on. */
   observedGeneration?: number;
   /** When the current run of the engine (since its creation or latest resume) became RUNNING; the running and idle durations count from it, not from the time spent starting. Unset before the run has been RUNNING. */
@@ -128,6 +130,8 @@ export type H2OEngineStatus = {
   currentRunningDuration?: string;
   /** Snapshot of the H2O version, taken when the engine was created. */
   h2oEngineVersionInfo?: H2OEngineVersionInfo;
+  /** Where the engine stands in its workspace's GPU queue; unset when the queue has never held it. */
+  queueStatus?: EngineQueueStatus;
   /** The generation of the spec that the operator last acted on. */
   observedGeneration?: number;
   /** When the current run of the engine (since its creation or latest resume) became RUNNING; the running and idle durations count from it, not from the time spent starting. Unset before the run has been RUNNING. */
@@ -194,6 +198,8 @@ export type NotebookEngineStatus = {
   failureReason?: NotebookEngineFailureReason;
   /** True while the engine's storage is being resized; a resize may take hours. */
   storageResizing?: boolean;
+  /** Where the engine stands in its workspace's GPU queue; unset when the queue has never held it. */
+  queueStatus?: EngineQueueStatus;
   /** The generation of the spec that the operator last acted on. */
   observedGeneration?: number;
   /** When the current run of the engine (since its creation or latest resume) became RUNNING; the running and idle durations count from it, not from the time spent starting. Unset before the run has been RUNNING. */
@@ -248,6 +254,8 @@ export type DAIEngineProfileSpec = {
   tritonEnabled?: boolean;
   /** StorageClass of the data volume of new engines; empty means the cluster default. */
   dataDirectoryStorageClass?: string;
+  /** Where this profile's engines stand in a GPU queue: when engines wait for GPUs, those of a higher value are admitted first and may preempt (pause, data kept) running engines of a lower value. Default 0; negative values are allowed. Unrelated to `priority`, which orders profiles in lists. */
+  queuePriority?: number;
 };
 
 /** What the service reports of a DAIEngineProfile. */
@@ -302,6 +310,8 @@ export type H2OEngineProfileSpec = {
   javaOptions?: string;
   /** Extra H2O command-line options of the H2O nodes. */
   h2oOptions?: string;
+  /** Where this profile's engines stand in a GPU queue: when engines wait for GPUs, those of a higher value are admitted first and may preempt (pause, data kept) running engines of a lower value. Default 0; negative values are allowed. Unrelated to `priority`, which orders profiles in lists. */
+  queuePriority?: number;
 };
 
 /** What the service reports of a H2OEngineProfile. */
@@ -360,6 +370,8 @@ export type NotebookEngineProfileSpec = {
   gitRef?: string;
   /** Folder in the user's home that the repository is cloned into. Default "Example". */
   gitDirectoryName?: string;
+  /** Where this profile's engines stand in a GPU queue: when engines wait for GPUs, those of a higher value are admitted first and may preempt (pause, data kept) running engines of a lower value. Default 0; negative values are allowed. Unrelated to `priority`, which orders profiles in lists. */
+  queuePriority?: number;
 };
 
 /** What the service reports of a NotebookEngineProfile. */
@@ -693,6 +705,8 @@ export type DAIEngineProfileInfo = {
   configEditability?: DAIEngineProfileConfigEditability;
   /** Whether engines run the Triton inference server. */
   tritonEnabled?: boolean;
+  /** Where this profile's engines stand in a GPU queue: when engines wait for GPUs, those of a higher value are admitted first and may preempt (pause, data kept) running engines of a lower value. Default 0; negative values are allowed. Unrelated to `priority`, which orders profiles in lists. */
+  queuePriority?: number;
 };
 
 /** The observed state of the engine. */
@@ -725,6 +739,23 @@ export type DAIEngineVersionInfo = {
   /** Human-readable name of the last updater. */
   updaterDisplayName?: string;
 };
+
+/** Where an engine stands in its workspace's GPU queue, when queueing is on: while it waits for GPUs (or for its workspace's quota) and after the queue stopped it to make room for an engine of a higher queue priority. Unset for an engine the queue has never held. */
+export type EngineQueueStatus = {
+  /** What the queue is doing with the engine. */
+  state?: EngineQueueStatusState;
+  /** The queue the engine waits in: its workspace's, e.g. "workspaces/team-a". */
+  queue?: string;
+  /** How many engines of the queue are ahead of this one (0: it is next); unset when unknown or not queued. */
+  position?: number;
+  /** Why it waits (e.g. which GPU class has no free quota) or why it was preempted, in the queue's words. */
+  message?: string;
+  /** When the engine entered this state. */
+  since?: string;
+};
+
+/** What the queue is doing with the engine. */
+export type EngineQueueStatusState = "STATE_UNSPECIFIED" | "STATE_QUEUED" | "STATE_PREEMPTED" | "STATE_ADMITTED";
 
 /** A snapshot of an H2O engine profile, copied into an engine when it is created. */
 export type H2OEngineProfileInfo = {
@@ -778,6 +809,8 @@ export type H2OEngineProfileInfo = {
   javaOptions?: string;
   /** Extra H2O command-line options of the H2O nodes. */
   h2oOptions?: string;
+  /** Where this profile's engines stand in a GPU queue: when engines wait for GPUs, those of a higher value are admitted first and may preempt (pause, data kept) running engines of a lower value. Default 0; negative values are allowed. Unrelated to `priority`, which orders profiles in lists. */
+  queuePriority?: number;
 };
 
 /** The observed state of the engine. */
@@ -901,6 +934,8 @@ export type NotebookEngineProfileInfo = {
   gitRef?: string;
   /** Folder in the user's home that the repository is cloned into. Default "Example". */
   gitDirectoryName?: string;
+  /** Where this profile's engines stand in a GPU queue: when engines wait for GPUs, those of a higher value are admitted first and may preempt (pause, data kept) running engines of a lower value. Default 0; negative values are allowed. Unrelated to `priority`, which orders profiles in lists. */
+  queuePriority?: number;
 };
 
 /** The observed state of the engine. */

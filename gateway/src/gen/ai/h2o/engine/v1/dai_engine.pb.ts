@@ -10,6 +10,7 @@ import { Duration } from "../../../../google/protobuf/duration.pb.ts";
 import { Timestamp } from "../../../../google/protobuf/timestamp.pb.ts";
 import { DAIEngineProfileInfo } from "./dai_engine_profile.pb.ts";
 import { DAIEngineVersionInfo } from "./dai_engine_version.pb.ts";
+import { EngineQueueStatus } from "./engine_queue_status.pb.ts";
 
 export const protobufPackage = "ai.h2o.engine.v1";
 
@@ -162,6 +163,8 @@ export interface DAIEngine {
     | undefined;
   /** StorageClass of the engine's data volume, from the profile; empty means the cluster default. */
   dataDirectoryStorageClass: string;
+  /** Where the engine stands in its workspace's GPU queue; unset when the queue has never held it. */
+  queueStatus?: EngineQueueStatus | undefined;
 }
 
 /** The observed state of the engine. */
@@ -243,6 +246,7 @@ function createBaseDAIEngine(): DAIEngine {
     currentRunningDuration: undefined,
     daiEngineVersionInfo: undefined,
     dataDirectoryStorageClass: "",
+    queueStatus: undefined,
   };
 }
 
@@ -343,6 +347,9 @@ export const DAIEngine: MessageFns<DAIEngine> = {
     }
     if (message.dataDirectoryStorageClass !== "") {
       writer.uint32(258).string(message.dataDirectoryStorageClass);
+    }
+    if (message.queueStatus !== undefined) {
+      EngineQueueStatus.encode(message.queueStatus, writer.uint32(266).fork()).join();
     }
     return writer;
   },
@@ -622,6 +629,14 @@ export const DAIEngine: MessageFns<DAIEngine> = {
             message.dataDirectoryStorageClass = reader.string();
             continue;
           }
+          case 33: {
+            if (tag !== 266) {
+              break;
+            }
+
+            message.queueStatus = EngineQueueStatus.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -700,6 +715,9 @@ export const DAIEngine: MessageFns<DAIEngine> = {
       ? DAIEngineVersionInfo.fromPartial(object.daiEngineVersionInfo)
       : undefined;
     message.dataDirectoryStorageClass = object.dataDirectoryStorageClass ?? "";
+    message.queueStatus = (object.queueStatus !== undefined && object.queueStatus !== null)
+      ? EngineQueueStatus.fromPartial(object.queueStatus)
+      : undefined;
     return message;
   },
 };

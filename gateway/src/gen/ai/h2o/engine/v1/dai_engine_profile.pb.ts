@@ -130,6 +130,13 @@ export interface DAIEngineProfile {
   tritonEnabled: boolean;
   /** StorageClass of the data volume of new engines; empty means the cluster default. */
   dataDirectoryStorageClass: string;
+  /**
+   * Where this profile's engines stand in a GPU queue: when engines wait for GPUs, those of a
+   * higher value are admitted first and may preempt (pause, data kept) running engines of a lower
+   * value. Default 0; negative values are allowed. Unrelated to `priority`, which orders profiles
+   * in lists.
+   */
+  queuePriority: number;
 }
 
 /** How much of the DAI configuration the owner of an engine may set through its config. */
@@ -278,6 +285,13 @@ export interface DAIEngineProfileInfo {
   configEditability: DAIEngineProfile_ConfigEditability;
   /** Whether engines run the Triton inference server. */
   tritonEnabled: boolean;
+  /**
+   * Where this profile's engines stand in a GPU queue: when engines wait for GPUs, those of a
+   * higher value are admitted first and may preempt (pause, data kept) running engines of a lower
+   * value. Default 0; negative values are allowed. Unrelated to `priority`, which orders profiles
+   * in lists.
+   */
+  queuePriority: number;
 }
 
 export interface DAIEngineProfileInfo_ConfigurationOverrideEntry {
@@ -321,6 +335,7 @@ function createBaseDAIEngineProfile(): DAIEngineProfile {
     configEditability: 0,
     tritonEnabled: false,
     dataDirectoryStorageClass: "",
+    queuePriority: 0,
   };
 }
 
@@ -412,6 +427,9 @@ export const DAIEngineProfile: MessageFns<DAIEngineProfile> = {
     }
     if (message.dataDirectoryStorageClass !== "") {
       writer.uint32(234).string(message.dataDirectoryStorageClass);
+    }
+    if (message.queuePriority !== 0) {
+      writer.uint32(240).int32(message.queuePriority);
     }
     return writer;
   },
@@ -667,6 +685,14 @@ export const DAIEngineProfile: MessageFns<DAIEngineProfile> = {
             message.dataDirectoryStorageClass = reader.string();
             continue;
           }
+          case 30: {
+            if (tag !== 240) {
+              break;
+            }
+
+            message.queuePriority = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -749,6 +775,7 @@ export const DAIEngineProfile: MessageFns<DAIEngineProfile> = {
     message.configEditability = object.configEditability ?? 0;
     message.tritonEnabled = object.tritonEnabled ?? false;
     message.dataDirectoryStorageClass = object.dataDirectoryStorageClass ?? "";
+    message.queuePriority = object.queuePriority ?? 0;
     return message;
   },
 };
@@ -928,6 +955,7 @@ function createBaseDAIEngineProfileInfo(): DAIEngineProfileInfo {
     baseConfiguration: {},
     configEditability: 0,
     tritonEnabled: false,
+    queuePriority: 0,
   };
 }
 
@@ -1017,6 +1045,9 @@ export const DAIEngineProfileInfo: MessageFns<DAIEngineProfileInfo> = {
     }
     if (message.tritonEnabled !== false) {
       writer.uint32(224).bool(message.tritonEnabled);
+    }
+    if (message.queuePriority !== 0) {
+      writer.uint32(240).int32(message.queuePriority);
     }
     return writer;
   },
@@ -1264,6 +1295,14 @@ export const DAIEngineProfileInfo: MessageFns<DAIEngineProfileInfo> = {
             message.tritonEnabled = reader.bool();
             continue;
           }
+          case 30: {
+            if (tag !== 240) {
+              break;
+            }
+
+            message.queuePriority = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1345,6 +1384,7 @@ export const DAIEngineProfileInfo: MessageFns<DAIEngineProfileInfo> = {
       }, {});
     message.configEditability = object.configEditability ?? 0;
     message.tritonEnabled = object.tritonEnabled ?? false;
+    message.queuePriority = object.queuePriority ?? 0;
     return message;
   },
 };

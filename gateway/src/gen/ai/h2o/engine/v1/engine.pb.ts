@@ -8,6 +8,7 @@
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
 import { Duration } from "../../../../google/protobuf/duration.pb.ts";
 import { Timestamp } from "../../../../google/protobuf/timestamp.pb.ts";
+import { EngineQueueStatus } from "./engine_queue_status.pb.ts";
 
 export const protobufPackage = "ai.h2o.engine.v1";
 
@@ -100,6 +101,8 @@ export interface Engine {
     | undefined;
   /** Whether the engine can be opened in a browser now. */
   visitable: boolean;
+  /** Where the engine stands in its workspace's GPU queue; unset when the queue has never held it. */
+  queueStatus?: EngineQueueStatus | undefined;
 }
 
 /** The observed state of the engine. */
@@ -204,6 +207,7 @@ function createBaseEngine(): Engine {
     currentIdleDuration: undefined,
     currentRunningDuration: undefined,
     visitable: false,
+    queueStatus: undefined,
   };
 }
 
@@ -301,6 +305,9 @@ export const Engine: MessageFns<Engine> = {
     }
     if (message.visitable !== false) {
       writer.uint32(248).bool(message.visitable);
+    }
+    if (message.queueStatus !== undefined) {
+      EngineQueueStatus.encode(message.queueStatus, writer.uint32(258).fork()).join();
     }
     return writer;
   },
@@ -569,6 +576,14 @@ export const Engine: MessageFns<Engine> = {
             message.visitable = reader.bool();
             continue;
           }
+          case 32: {
+            if (tag !== 258) {
+              break;
+            }
+
+            message.queueStatus = EngineQueueStatus.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -634,6 +649,9 @@ export const Engine: MessageFns<Engine> = {
         ? Duration.fromPartial(object.currentRunningDuration)
         : undefined;
     message.visitable = object.visitable ?? false;
+    message.queueStatus = (object.queueStatus !== undefined && object.queueStatus !== null)
+      ? EngineQueueStatus.fromPartial(object.queueStatus)
+      : undefined;
     return message;
   },
 };

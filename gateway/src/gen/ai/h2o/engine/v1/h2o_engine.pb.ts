@@ -8,6 +8,7 @@
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
 import { Duration } from "../../../../google/protobuf/duration.pb.ts";
 import { Timestamp } from "../../../../google/protobuf/timestamp.pb.ts";
+import { EngineQueueStatus } from "./engine_queue_status.pb.ts";
 import { H2OEngineProfileInfo } from "./h2o_engine_profile.pb.ts";
 import { H2OEngineVersionInfo } from "./h2o_engine_version.pb.ts";
 
@@ -134,7 +135,11 @@ export interface H2OEngine {
     | number
     | undefined;
   /** Snapshot of the H2O version, taken when the engine was created. */
-  h2oEngineVersionInfo?: H2OEngineVersionInfo | undefined;
+  h2oEngineVersionInfo?:
+    | H2OEngineVersionInfo
+    | undefined;
+  /** Where the engine stands in its workspace's GPU queue; unset when the queue has never held it. */
+  queueStatus?: EngineQueueStatus | undefined;
 }
 
 /** The observed state of the engine. */
@@ -232,6 +237,7 @@ function createBaseH2OEngine(): H2OEngine {
     currentRunningDuration: undefined,
     nodeCount: undefined,
     h2oEngineVersionInfo: undefined,
+    queueStatus: undefined,
   };
 }
 
@@ -311,6 +317,9 @@ export const H2OEngine: MessageFns<H2OEngine> = {
     }
     if (message.h2oEngineVersionInfo !== undefined) {
       H2OEngineVersionInfo.encode(message.h2oEngineVersionInfo, writer.uint32(202).fork()).join();
+    }
+    if (message.queueStatus !== undefined) {
+      EngineQueueStatus.encode(message.queueStatus, writer.uint32(210).fork()).join();
     }
     return writer;
   },
@@ -531,6 +540,14 @@ export const H2OEngine: MessageFns<H2OEngine> = {
             message.h2oEngineVersionInfo = H2OEngineVersionInfo.decode(reader, reader.uint32());
             continue;
           }
+          case 26: {
+            if (tag !== 210) {
+              break;
+            }
+
+            message.queueStatus = EngineQueueStatus.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -593,6 +610,9 @@ export const H2OEngine: MessageFns<H2OEngine> = {
     message.nodeCount = object.nodeCount ?? undefined;
     message.h2oEngineVersionInfo = (object.h2oEngineVersionInfo !== undefined && object.h2oEngineVersionInfo !== null)
       ? H2OEngineVersionInfo.fromPartial(object.h2oEngineVersionInfo)
+      : undefined;
+    message.queueStatus = (object.queueStatus !== undefined && object.queueStatus !== null)
+      ? EngineQueueStatus.fromPartial(object.queueStatus)
       : undefined;
     return message;
   },

@@ -108,6 +108,13 @@ export interface H2OEngineProfile {
   javaOptions: string;
   /** Extra H2O command-line options of the H2O nodes. */
   h2oOptions: string;
+  /**
+   * Where this profile's engines stand in a GPU queue: when engines wait for GPUs, those of a
+   * higher value are admitted first and may preempt (pause, data kept) running engines of a lower
+   * value. Default 0; negative values are allowed. Unrelated to `priority`, which orders profiles
+   * in lists.
+   */
+  queuePriority: number;
 }
 
 /** A snapshot of an H2O engine profile, copied into an engine when it is created. */
@@ -202,6 +209,13 @@ export interface H2OEngineProfileInfo {
   javaOptions: string;
   /** Extra H2O command-line options of the H2O nodes. */
   h2oOptions: string;
+  /**
+   * Where this profile's engines stand in a GPU queue: when engines wait for GPUs, those of a
+   * higher value are admitted first and may preempt (pause, data kept) running engines of a lower
+   * value. Default 0; negative values are allowed. Unrelated to `priority`, which orders profiles
+   * in lists.
+   */
+  queuePriority: number;
 }
 
 function createBaseH2OEngineProfile(): H2OEngineProfile {
@@ -231,6 +245,7 @@ function createBaseH2OEngineProfile(): H2OEngineProfile {
     javaClasspath: "",
     javaOptions: "",
     h2oOptions: "",
+    queuePriority: 0,
   };
 }
 
@@ -310,6 +325,9 @@ export const H2OEngineProfile: MessageFns<H2OEngineProfile> = {
     }
     if (message.h2oOptions !== "") {
       writer.uint32(202).string(message.h2oOptions);
+    }
+    if (message.queuePriority !== 0) {
+      writer.uint32(208).int32(message.queuePriority);
     }
     return writer;
   },
@@ -527,6 +545,14 @@ export const H2OEngineProfile: MessageFns<H2OEngineProfile> = {
             message.h2oOptions = reader.string();
             continue;
           }
+          case 26: {
+            if (tag !== 208) {
+              break;
+            }
+
+            message.queuePriority = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -584,6 +610,7 @@ export const H2OEngineProfile: MessageFns<H2OEngineProfile> = {
     message.javaClasspath = object.javaClasspath ?? "";
     message.javaOptions = object.javaOptions ?? "";
     message.h2oOptions = object.h2oOptions ?? "";
+    message.queuePriority = object.queuePriority ?? 0;
     return message;
   },
 };
@@ -615,6 +642,7 @@ function createBaseH2OEngineProfileInfo(): H2OEngineProfileInfo {
     javaClasspath: "",
     javaOptions: "",
     h2oOptions: "",
+    queuePriority: 0,
   };
 }
 
@@ -694,6 +722,9 @@ export const H2OEngineProfileInfo: MessageFns<H2OEngineProfileInfo> = {
     }
     if (message.h2oOptions !== "") {
       writer.uint32(202).string(message.h2oOptions);
+    }
+    if (message.queuePriority !== 0) {
+      writer.uint32(208).int32(message.queuePriority);
     }
     return writer;
   },
@@ -911,6 +942,14 @@ export const H2OEngineProfileInfo: MessageFns<H2OEngineProfileInfo> = {
             message.h2oOptions = reader.string();
             continue;
           }
+          case 26: {
+            if (tag !== 208) {
+              break;
+            }
+
+            message.queuePriority = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -968,6 +1007,7 @@ export const H2OEngineProfileInfo: MessageFns<H2OEngineProfileInfo> = {
     message.javaClasspath = object.javaClasspath ?? "";
     message.javaOptions = object.javaOptions ?? "";
     message.h2oOptions = object.h2oOptions ?? "";
+    message.queuePriority = object.queuePriority ?? 0;
     return message;
   },
 };

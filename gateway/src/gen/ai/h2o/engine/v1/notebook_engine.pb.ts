@@ -8,6 +8,7 @@
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
 import { Duration } from "../../../../google/protobuf/duration.pb.ts";
 import { Timestamp } from "../../../../google/protobuf/timestamp.pb.ts";
+import { EngineQueueStatus } from "./engine_queue_status.pb.ts";
 import { NotebookEngineImageInfo } from "./notebook_engine_image.pb.ts";
 import { NotebookEngineProfileInfo } from "./notebook_engine_profile.pb.ts";
 
@@ -147,6 +148,8 @@ export interface NotebookEngine {
   failureReason: NotebookEngine_FailureReason;
   /** True while the engine's storage is being resized; a resize may take hours. */
   storageResizing: boolean;
+  /** Where the engine stands in its workspace's GPU queue; unset when the queue has never held it. */
+  queueStatus?: EngineQueueStatus | undefined;
 }
 
 /** The observed state of the engine. */
@@ -242,6 +245,7 @@ function createBaseNotebookEngine(): NotebookEngine {
     shared: false,
     failureReason: 0,
     storageResizing: false,
+    queueStatus: undefined,
   };
 }
 
@@ -333,6 +337,9 @@ export const NotebookEngine: MessageFns<NotebookEngine> = {
     }
     if (message.storageResizing !== false) {
       writer.uint32(232).bool(message.storageResizing);
+    }
+    if (message.queueStatus !== undefined) {
+      EngineQueueStatus.encode(message.queueStatus, writer.uint32(242).fork()).join();
     }
     return writer;
   },
@@ -582,6 +589,14 @@ export const NotebookEngine: MessageFns<NotebookEngine> = {
             message.storageResizing = reader.bool();
             continue;
           }
+          case 30: {
+            if (tag !== 242) {
+              break;
+            }
+
+            message.queueStatus = EngineQueueStatus.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -641,6 +656,9 @@ export const NotebookEngine: MessageFns<NotebookEngine> = {
     message.shared = object.shared ?? false;
     message.failureReason = object.failureReason ?? 0;
     message.storageResizing = object.storageResizing ?? false;
+    message.queueStatus = (object.queueStatus !== undefined && object.queueStatus !== null)
+      ? EngineQueueStatus.fromPartial(object.queueStatus)
+      : undefined;
     return message;
   },
 };

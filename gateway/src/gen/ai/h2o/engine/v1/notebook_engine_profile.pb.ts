@@ -112,6 +112,13 @@ export interface NotebookEngineProfile {
   gitRef: string;
   /** Folder in the user's home that the repository is cloned into. Default "Example". */
   gitDirectoryName: string;
+  /**
+   * Where this profile's engines stand in a GPU queue: when engines wait for GPUs, those of a
+   * higher value are admitted first and may preempt (pause, data kept) running engines of a lower
+   * value. Default 0; negative values are allowed. Unrelated to `priority`, which orders profiles
+   * in lists.
+   */
+  queuePriority: number;
 }
 
 /** A snapshot of a notebook engine profile, copied into an engine when it is created. */
@@ -210,6 +217,13 @@ export interface NotebookEngineProfileInfo {
   gitRef: string;
   /** Folder in the user's home that the repository is cloned into. Default "Example". */
   gitDirectoryName: string;
+  /**
+   * Where this profile's engines stand in a GPU queue: when engines wait for GPUs, those of a
+   * higher value are admitted first and may preempt (pause, data kept) running engines of a lower
+   * value. Default 0; negative values are allowed. Unrelated to `priority`, which orders profiles
+   * in lists.
+   */
+  queuePriority: number;
 }
 
 function createBaseNotebookEngineProfile(): NotebookEngineProfile {
@@ -241,6 +255,7 @@ function createBaseNotebookEngineProfile(): NotebookEngineProfile {
     gitRepository: "",
     gitRef: "",
     gitDirectoryName: "",
+    queuePriority: 0,
   };
 }
 
@@ -326,6 +341,9 @@ export const NotebookEngineProfile: MessageFns<NotebookEngineProfile> = {
     }
     if (message.gitDirectoryName !== "") {
       writer.uint32(218).string(message.gitDirectoryName);
+    }
+    if (message.queuePriority !== 0) {
+      writer.uint32(224).int32(message.queuePriority);
     }
     return writer;
   },
@@ -559,6 +577,14 @@ export const NotebookEngineProfile: MessageFns<NotebookEngineProfile> = {
             message.gitDirectoryName = reader.string();
             continue;
           }
+          case 28: {
+            if (tag !== 224) {
+              break;
+            }
+
+            message.queuePriority = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -619,6 +645,7 @@ export const NotebookEngineProfile: MessageFns<NotebookEngineProfile> = {
     message.gitRepository = object.gitRepository ?? "";
     message.gitRef = object.gitRef ?? "";
     message.gitDirectoryName = object.gitDirectoryName ?? "";
+    message.queuePriority = object.queuePriority ?? 0;
     return message;
   },
 };
@@ -652,6 +679,7 @@ function createBaseNotebookEngineProfileInfo(): NotebookEngineProfileInfo {
     gitRepository: "",
     gitRef: "",
     gitDirectoryName: "",
+    queuePriority: 0,
   };
 }
 
@@ -737,6 +765,9 @@ export const NotebookEngineProfileInfo: MessageFns<NotebookEngineProfileInfo> = 
     }
     if (message.gitDirectoryName !== "") {
       writer.uint32(218).string(message.gitDirectoryName);
+    }
+    if (message.queuePriority !== 0) {
+      writer.uint32(224).int32(message.queuePriority);
     }
     return writer;
   },
@@ -970,6 +1001,14 @@ export const NotebookEngineProfileInfo: MessageFns<NotebookEngineProfileInfo> = 
             message.gitDirectoryName = reader.string();
             continue;
           }
+          case 28: {
+            if (tag !== 224) {
+              break;
+            }
+
+            message.queuePriority = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1030,6 +1069,7 @@ export const NotebookEngineProfileInfo: MessageFns<NotebookEngineProfileInfo> = 
     message.gitRepository = object.gitRepository ?? "";
     message.gitRef = object.gitRef ?? "";
     message.gitDirectoryName = object.gitDirectoryName ?? "";
+    message.queuePriority = object.queuePriority ?? 0;
     return message;
   },
 };
