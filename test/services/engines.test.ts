@@ -129,10 +129,16 @@ beforeAll(async () => {
 });
 
 /**
- * Plays the operator: sets an engine's reported state through the status subresource, and waits
- * until the gateway's cache has seen it (as it does within moments for the real operator).
+ * Plays the operator: sets fields of an engine's reported status through the status subresource,
+ * and waits until the gateway's cache has seen them (as it does within moments for the real
+ * operator).
  */
-async function reportState(plural: string, workspace: string, id: string, state: string): Promise<void> {
+async function reportStatus(
+  plural: string,
+  workspace: string,
+  id: string,
+  status: Record<string, unknown>,
+): Promise<void> {
   const objects = api().cluster.kubeConfig.makeApiClient(CustomObjectsApi);
   const patched = (await objects.patchNamespacedCustomObjectStatus(
     {
@@ -141,11 +147,16 @@ async function reportState(plural: string, workspace: string, id: string, state:
       namespace: NAMESPACE,
       plural,
       name: `${workspace}.${id}`,
-      body: { status: { state } },
+      body: { status },
     },
     setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
   )) as KubernetesObject;
   await api().sees(plural, patched);
+}
+
+/** {@link reportStatus} of the engine's state alone. */
+function reportState(plural: string, workspace: string, id: string, state: string): Promise<void> {
+  return reportStatus(plural, workspace, id, { state });
 }
 
 /**
@@ -657,6 +668,93 @@ describe('H2OEngineService and NotebookEngineService over REST', () => {
     const everywhere = await ok(api().rest('GET', '/v1/workspaces/-/engines?pageSize=1000'));
     expect(Number(everywhere['totalSize'])).toBeGreaterThan(3);
   });
+});
+
+describe('engines held by a GPU queue', () => {
+  const kinds = [
+    {
+      collection: 'daiEngines',
+      plural: 'daiengines',
+      field: 'daiEngine',
+      getRpc: 'DAIEngineService.GetDAIEngine',
+      body: { daiEngineVersion: 'workspaces/global/daiEngineVersions/latest' },
+      profiles: 'daiEngineProfiles',
+    },
+    {
+      collection: 'h2oEngines',
+      plural: 'h2oengines',
+      field: 'h2oEngine',
+      getRpc: 'H2OEngineService.GetH2OEngine',
+      body: { h2oEngineVersion: 'workspaces/global/h2oEngineVersions/latest' },
+      profiles: 'h2oEngineProfiles',
+    },
+    {
+      collection: 'notebookEngines',
+      plural: 'notebookengines',
+      field: 'notebookEngine',
+      getRpc: 'NotebookEngineService.GetNotebookEngine',
+      body: { notebookImage: 'workspaces/global/notebookEngineImages/jupyter' },
+      profiles: 'notebookEngineProfiles',
+    },
+  ];
+
+  test.each(kinds)(
+    '$collection carry their profile’s queue priority and show the queue status the operator reports',
+    async (k) => {
+      const workspace = `queued-${k.plural}`;
+      const profileId = `${k.profiles.replace(/s$/, '')}Id`;
+      await ok(
+        api().rest('POST', `/v1/workspaces/${workspace}/${k.profiles}?${profileId}=urgent`, {
+          ...PROFILE,
+          queuePriority: 7,
+        }),
+      );
+      const created = await ok(
+        api().rest('POST', `/v1/workspaces/${workspace}/${k.collection}?${k.field}Id=e1`, {
+          ...k.body,
+          profile: `workspaces/${workspace}/${k.profiles}/urgent`,
+        }),
+      );
+      expect(created[k.field]).toMatchObject({ profileInfo: { queuePriority: 7, priority: 1 } });
+      // Never held by a queue: no queue status at all.
+      expect(created[k.field]).not.toHaveProperty('queueStatus');
+
+      // Position 0 (next in line) is a value, not an unknown position.
+      const queued = {
+        state: 'STATE_QUEUED',
+        queue: `workspaces/${workspace}`,
+        position: 0,
+        message: "couldn't assign flavors to pod set main: insufficient quota for nvidia.com/gpu",
+        since: '2026-11-28T08:00:00Z',
+      };
+      await reportStatus(k.plural, workspace, 'e1', { state: 'STATE_STARTING', queueStatus: queued });
+      const path = `/v1/${enc(`workspaces/${workspace}/${k.collection}/e1`)}`;
+      expect((await ok(api().rest('GET', path)))[k.field]).toMatchObject({
+        state: 'STATE_STARTING',
+        queueStatus: queued,
+      });
+      const listed = await ok(api().rest('GET', `/v1/workspaces/${workspace}/${k.collection}`));
+      expect(listed[k.collection]).toMatchObject([{ queueStatus: queued }]);
+      const generic = await ok(api().rest('GET', `/v1/workspaces/${workspace}/engines`));
+      expect(generic['engines']).toMatchObject([{ state: 'STATE_STARTING', queueStatus: queued }]);
+      const overGrpc = await api().grpc(k.getRpc, { name: `workspaces/${workspace}/${k.collection}/e1` });
+      expect(overGrpc[k.field]).toMatchObject({
+        queueStatus: { state: 1, queue: `workspaces/${workspace}`, position: 0, message: queued.message },
+      });
+
+      // Once admitted, the position goes and the queue stays.
+      const admitted = {
+        state: 'STATE_ADMITTED',
+        queue: `workspaces/${workspace}`,
+        since: '2026-11-28T08:05:00Z',
+      };
+      await reportStatus(k.plural, workspace, 'e1', {
+        queueStatus: { ...admitted, position: null, message: null },
+      });
+      const after = (await ok(api().rest('GET', path)))[k.field] as { queueStatus: Record<string, unknown> };
+      expect(after.queueStatus).toEqual({ ...admitted, message: '' });
+    },
+  );
 });
 
 describe('H2O and notebook engines over REST, every call', () => {

@@ -361,6 +361,34 @@ describe.each(KINDS)('$service over REST', (k) => {
     expect(current.json[k.field]).toMatchObject({ displayName: 'Standard', updater: '' });
   });
 
+  test('keeps a queue priority apart from the list priority: set, changed alone by its path, copied', async () => {
+    const created = await create('queued', { ...k.body, queuePriority: -5 });
+    expect(created.json[k.field]).toMatchObject({ priority: 5, queuePriority: -5 });
+    const path = `/v1/${enc(`workspaces/${ws}/${k.collection}/queued`)}`;
+    const raised = await api().rest('PATCH', `${path}?updateMask=queue_priority`, {
+      ...k.body,
+      queuePriority: 100,
+      priority: 1,
+    });
+    expect(raised.status).toBe(200);
+    expect(raised.json[k.field]).toMatchObject({ priority: 5, queuePriority: 100 });
+    const copy = await api().rest('POST', `${path}:copy`, {
+      parent: `workspaces/${ws}-queue`,
+      [`${k.field}Id`]: 'copied',
+    });
+    expect(copy.json[k.field]).toMatchObject({ queuePriority: 100 });
+    // Unset means 0, the same as every profile made before queueing existed.
+    const plain = await create('unqueued', k.body);
+    expect(plain.json[k.field]).toMatchObject({ queuePriority: 0 });
+    const tooHigh = await api().rest('PATCH', `${path}?updateMask=queue_priority`, {
+      ...k.body,
+      queuePriority: 2 ** 31,
+    });
+    expect(tooHigh.status).toBe(400);
+    expect(String(tooHigh.json['message'])).toContain('queue_priority');
+    expect((await api().rest('GET', path)).json[k.field]).toMatchObject({ queuePriority: 100 });
+  });
+
   test('refuses an update that would break a constraint, and keeps the stored one', async () => {
     await create('guarded', k.body);
     const path = `/v1/${enc(`workspaces/${ws}/${k.collection}/guarded`)}`;

@@ -28,6 +28,7 @@ export const UPDATE_PATHS = {
     'triton_enabled',
     'gpu_resource_name',
     'data_directory_storage_class',
+    'queue_priority',
   ],
   h2oEngineProfile: [
     'display_name',
@@ -48,6 +49,7 @@ export const UPDATE_PATHS = {
     'java_classpath',
     'java_options',
     'h2o_options',
+    'queue_priority',
   ],
   notebookEngineProfile: [
     'display_name',
@@ -70,6 +72,7 @@ export const UPDATE_PATHS = {
     'git_repository',
     'git_ref',
     'git_directory_name',
+    'queue_priority',
   ],
   daiEngineVersion: ['deprecated', 'image', 'image_pull_policy', 'image_pull_secrets'],
   h2oEngineVersion: ['deprecated', 'image', 'image_pull_policy', 'image_pull_secrets'],

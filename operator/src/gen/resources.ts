@@ -254,7 +254,7 @@ export type DAIEngineProfileSpec = {
   tritonEnabled?: boolean;
   /** StorageClass of the data volume of new engines; empty means the cluster default. */
   dataDirectoryStorageClass?: string;
-  /** Where this profile's engines stand in a GPU queue: when engines wait for GPUs, those of a higher value are admitted first and may preempt (pause, data kept) running engines of a lower value. Default 0; negative values are allowed. Unrelated to `priority`, which orders profiles in lists. */
+  /** Where this profile's engines stand in a GPU queue: when engines wait for GPUs, those of a higher value are admitted first and may preempt (pause, data kept) running engines of a lower value. Default 0; any 32-bit integer, from -2147483648 to 2147483647. Unrelated to `priority`, which orders profiles in lists. */
   queuePriority?: number;
 };
 
@@ -310,7 +310,7 @@ export type H2OEngineProfileSpec = {
   javaOptions?: string;
   /** Extra H2O command-line options of the H2O nodes. */
   h2oOptions?: string;
-  /** Where this profile's engines stand in a GPU queue: when engines wait for GPUs, those of a higher value are admitted first and may preempt (pause, data kept) running engines of a lower value. Default 0; negative values are allowed. Unrelated to `priority`, which orders profiles in lists. */
+  /** Where this profile's engines stand in a GPU queue: when engines wait for GPUs, those of a higher value are admitted first and may preempt (pause, data kept) running engines of a lower value. Default 0; any 32-bit integer, from -2147483648 to 2147483647. Unrelated to `priority`, which orders profiles in lists. */
   queuePriority?: number;
 };
 
@@ -370,7 +370,7 @@ export type NotebookEngineProfileSpec = {
   gitRef?: string;
   /** Folder in the user's home that the repository is cloned into. Default "Example". */
   gitDirectoryName?: string;
-  /** Where this profile's engines stand in a GPU queue: when engines wait for GPUs, those of a higher value are admitted first and may preempt (pause, data kept) running engines of a lower value. Default 0; negative values are allowed. Unrelated to `priority`, which orders profiles in lists. */
+  /** Where this profile's engines stand in a GPU queue: when engines wait for GPUs, those of a higher value are admitted first and may preempt (pause, data kept) running engines of a lower value. Default 0; any 32-bit integer, from -2147483648 to 2147483647. Unrelated to `priority`, which orders profiles in lists. */
   queuePriority?: number;
 };
 

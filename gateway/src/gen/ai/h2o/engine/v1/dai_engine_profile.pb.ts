@@ -133,8 +133,8 @@ export interface DAIEngineProfile {
   /**
    * Where this profile's engines stand in a GPU queue: when engines wait for GPUs, those of a
    * higher value are admitted first and may preempt (pause, data kept) running engines of a lower
-   * value. Default 0; negative values are allowed. Unrelated to `priority`, which orders profiles
-   * in lists.
+   * value. Default 0; any 32-bit integer, from -2147483648 to 2147483647. Unrelated to `priority`,
+   * which orders profiles in lists.
    */
   queuePriority: number;
 }
