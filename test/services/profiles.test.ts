@@ -372,6 +372,13 @@ describe.each(KINDS)('$service over REST', (k) => {
     });
     expect(raised.status).toBe(200);
     expect(raised.json[k.field]).toMatchObject({ priority: 5, queuePriority: 100 });
+    // As the official Python client updates: "*" with a body that has no queue priority.
+    const { queuePriority: _left, ...withoutQueue } = raised.json[k.field] as Record<string, unknown>;
+    const renamed = await api().rest('PATCH', `${path}?updateMask=*`, {
+      ...withoutQueue,
+      displayName: 'Renamed',
+    });
+    expect(renamed.json[k.field]).toMatchObject({ displayName: 'Renamed', queuePriority: 100 });
     const copy = await api().rest('POST', `${path}:copy`, {
       parent: `workspaces/${ws}-queue`,
       [`${k.field}Id`]: 'copied',

@@ -138,7 +138,20 @@ export const IMMUTABLE_PATHS: Readonly<Partial<Record<MaskedResource, readonly s
 };
 
 /**
- * The paths an update applies: every allowed path for `*`, else the given ones, each checked.
+ * Allowed paths that `*` leaves out: an update changes them only when its mask names them. These
+ * fields came after the official clients, whose updates send `*` by default with a body that
+ * lacks them; with `*` covering them, any such update (a new display name, say) would quietly
+ * reset them to their zero value.
+ */
+export const NAMED_ONLY_PATHS: Readonly<Partial<Record<MaskedResource, readonly string[]>>> = {
+  daiEngineProfile: ['queue_priority'],
+  h2oEngineProfile: ['queue_priority'],
+  notebookEngineProfile: ['queue_priority'],
+};
+
+/**
+ * The paths an update applies: for `*`, every allowed path but the named-only ones; else the
+ * given ones, each checked.
  *
  * @returns the paths, or an INVALID_ARGUMENT naming `update_mask`
  */
@@ -151,7 +164,9 @@ export function resolveUpdateMask(
   if (paths.length === 0)
     return invalidArgument('update_mask', 'is required and must name at least one field');
   if (paths.includes('*')) {
-    return paths.length === 1 ? [...allowed] : invalidArgument('update_mask', '"*" must be the only path');
+    if (paths.length > 1) return invalidArgument('update_mask', '"*" must be the only path');
+    const namedOnly = NAMED_ONLY_PATHS[resource] ?? [];
+    return allowed.filter((p) => !namedOnly.includes(p));
   }
   const immutable = paths.filter((p) => IMMUTABLE_PATHS[resource]?.includes(p));
   if (immutable.length > 0) {

@@ -133,6 +133,15 @@ describe('resolveUpdateMask()', () => {
       'image_pull_secrets',
     ]);
   });
+  test('leaves the named-only paths out of "*": a profile\'s queue priority changes only when named', () => {
+    const all = resolveUpdateMask('h2oEngineProfile', ['*']) as string[];
+    expect(all).toContain('display_name');
+    expect(all).not.toContain('queue_priority');
+    expect(resolveUpdateMask('h2oEngineProfile', ['display_name', 'queue_priority'])).toEqual([
+      'display_name',
+      'queue_priority',
+    ]);
+  });
   test('returns the named paths once each', () => {
     expect(resolveUpdateMask('daiEngineVersion', ['image', 'deprecated', 'image'])).toEqual([
       'image',

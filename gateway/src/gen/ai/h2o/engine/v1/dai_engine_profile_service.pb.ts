@@ -92,9 +92,10 @@ export interface UpdateDAIEngineProfileRequest {
    * storage_bytes_constraint, max_idle_duration_constraint, max_running_duration_constraint,
    * max_non_interaction_duration, max_unused_duration, configuration_override, base_configuration,
    * config_editability, yaml_pod_template_spec, yaml_gpu_tolerations, triton_enabled,
-   * gpu_resource_name, data_directory_storage_class, queue_priority; "*" alone means all of them.
-   * Paths are case sensitive. Fields of the body outside the mask are ignored. (Unlike AIP-134 the
-   * mask is required.)
+   * gpu_resource_name, data_directory_storage_class, queue_priority; "*" alone means all of them
+   * but queue_priority, which changes only when named (clients that predate it send "*" without
+   * it). Paths are case sensitive. Fields of the body outside the mask are ignored. (Unlike AIP-134
+   * the mask is required.)
    */
   updateMask?: string[] | undefined;
 }

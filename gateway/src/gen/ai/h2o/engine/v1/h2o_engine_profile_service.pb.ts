@@ -91,7 +91,8 @@ export interface UpdateH2OEngineProfileRequest {
    * max_running_engines, node_count_constraint, cpu_constraint, gpu_constraint,
    * memory_bytes_constraint, max_idle_duration_constraint, max_running_duration_constraint,
    * yaml_pod_template_spec, yaml_gpu_tolerations, gpu_resource_name, java_classpath, java_options,
-   * h2o_options, queue_priority; "*" alone means all of them. Paths are case sensitive. Fields of
+   * h2o_options, queue_priority; "*" alone means all of them but queue_priority, which changes only
+   * when named (clients that predate it send "*" without it). Paths are case sensitive. Fields of
    * the body outside the mask are ignored. (Unlike AIP-134 the mask is required.)
    */
   updateMask?: string[] | undefined;

@@ -92,8 +92,9 @@ export interface UpdateNotebookEngineProfileRequest {
    * storage_bytes_constraint, max_idle_duration_constraint, max_running_duration_constraint,
    * yaml_pod_template_spec, yaml_gpu_tolerations, storage_class_name, gpu_resource_name,
    * sync_git_repository_enabled, git_repository, git_ref, git_directory_name, queue_priority; "*"
-   * alone means all of them. Paths are case sensitive. Fields of the body outside the mask are
-   * ignored. (Unlike AIP-134 the mask is required.)
+   * alone means all of them but queue_priority, which changes only when named (clients that
+   * predate it send "*" without it). Paths are case sensitive. Fields of the body outside the mask
+   * are ignored. (Unlike AIP-134 the mask is required.)
    */
   updateMask?: string[] | undefined;
 }
