@@ -6,7 +6,14 @@ import { describe, expect, test } from '@jest/globals';
 import { DAIEngine_State } from '../../gateway/src/gen/ai/h2o/engine/v1/dai_engine.pb.ts';
 import { H2OEngine_State } from '../../gateway/src/gen/ai/h2o/engine/v1/h2o_engine.pb.ts';
 import { NotebookEngine_State } from '../../gateway/src/gen/ai/h2o/engine/v1/notebook_engine.pb.ts';
-import { DAI_ENGINE_STATES, DIAGRAMS, H2O_ENGINE_STATES, NOTEBOOK_ENGINE_STATES } from './definitions.ts';
+import { EngineQueueStatus_State } from '../../gateway/src/gen/ai/h2o/engine/v1/engine_queue_status.pb.ts';
+import {
+  DAI_ENGINE_STATES,
+  DIAGRAMS,
+  ENGINE_QUEUE_STATES,
+  H2O_ENGINE_STATES,
+  NOTEBOOK_ENGINE_STATES,
+} from './definitions.ts';
 import type { Diagram, DiagramNode } from './model.ts';
 
 /** The API's states of a kind, as the diagrams spell them (without the STATE_ prefix). */
@@ -42,6 +49,19 @@ describe('state diagrams', () => {
     expect(drawnStates(H2O_ENGINE_STATES)).toEqual(
       apiStates(H2OEngine_State, ['STATE_PAUSING', 'STATE_PAUSED']),
     );
+  });
+
+  test('the queue diagram draws every queue state, and for each the engine states it names exist', () => {
+    expect([...new Set(drawnStates(ENGINE_QUEUE_STATES))].sort()).toEqual(apiStates(EngineQueueStatus_State));
+    const engineStates = new Set([
+      ...apiStates(DAIEngine_State),
+      ...apiStates(H2OEngine_State),
+      ...apiStates(NotebookEngine_State),
+    ]);
+    const named = allNodes(ENGINE_QUEUE_STATES.nodes).flatMap(
+      (node) => node.detail?.match(/\b[A-Z]{4,}\b/g) ?? [],
+    );
+    expect(named.filter((state) => !engineStates.has(state))).toEqual([]);
   });
 });
 

@@ -141,6 +141,39 @@ export const H2O_ENGINE_STATES: Diagram = {
   ],
 };
 
+/**
+ * An engine in a GPU queue (when queueing is on): its `queue_status` state, with the engine state
+ * it shows meanwhile. The operator maps Kueue's view of the engine's pods onto these
+ * (queue-shared design: Kueue admits a StatefulSet's pods as one group).
+ */
+export const ENGINE_QUEUE_STATES: Diagram = {
+  name: 'engine-queue-states',
+  title: "The queue states of an engine that waits for GPUs, and the engine's state in each.",
+  description:
+    "Creating or resuming an engine that asks for GPUs puts it in its workspace's queue: its " +
+    'queue state is QUEUED and the engine stays STARTING, with its position and what it waits ' +
+    'for. When its workspace has free GPU quota, or can borrow some, the queue admits it: ADMITTED, ' +
+    'and the engine starts and becomes RUNNING. When an engine of a higher queue priority needs ' +
+    'the GPUs, the queue preempts an admitted engine: PREEMPTED, and a Driverless AI or notebook ' +
+    'engine is PAUSED with its data kept, while an H2O engine is TERMINATED. Resuming a preempted ' +
+    'engine queues it again.',
+  direction: 'DOWN',
+  nodes: [
+    { id: 'create', label: 'create or resume', kind: 'start' },
+    { id: 'queued', label: 'QUEUED', detail: 'engine STARTING · position · message', kind: 'state' },
+    { id: 'admitted', label: 'ADMITTED', detail: 'engine STARTING, then RUNNING', kind: 'usable' },
+    { id: 'preempted', label: 'PREEMPTED', detail: 'DAI, notebook: engine PAUSED, data kept', kind: 'state' },
+    { id: 'preemptedH2o', label: 'PREEMPTED', detail: 'H2O: engine TERMINATED', kind: 'final' },
+  ],
+  edges: [
+    { from: 'create', to: 'queued', label: 'asks for GPUs', by: 'user' },
+    { from: 'queued', to: 'admitted', label: 'GPU quota free or borrowed', by: 'system' },
+    { from: 'admitted', to: 'preempted', label: 'higher queue priority needs the GPUs', by: 'system' },
+    { from: 'admitted', to: 'preemptedH2o', label: 'the same, for an H2O engine', by: 'system' },
+    { from: 'preempted', to: 'queued', label: 'resume', by: 'user' },
+  ],
+};
+
 export const ARCHITECTURE: Diagram = {
   name: 'architecture',
   title:
@@ -292,5 +325,6 @@ export const DIAGRAMS: readonly Diagram[] = [
   DAI_ENGINE_STATES,
   H2O_ENGINE_STATES,
   NOTEBOOK_ENGINE_STATES,
+  ENGINE_QUEUE_STATES,
   PERMISSIONS,
 ];

@@ -23,6 +23,7 @@ const DIAGRAMS: readonly [string, RegExp][] = [
   ['user-guide/h2o-engine/manage-h2o-engine/', /states of an H2O engine/],
   ['user-guide/notebook-engine/manage-notebook-engine/', /states of a notebook engine/],
   ['administration/permissions', /checks a call passes/],
+  ['administration/gpu-queues', /queue states of an engine/],
 ];
 
 const CREATE_PAGES = ['dai', 'h2o', 'notebook'].map(

@@ -69,6 +69,7 @@ export const SITE_ROUTES: readonly string[] = [
   'administration/permissions',
   'administration/kubernetes-access',
   'administration/sandbox-engines',
+  'administration/gpu-queues',
 ];
 
 /** Where the home page's "Get started" leads. */
