@@ -54,6 +54,24 @@ function webhookOf(objects: Rendered[], kind: string): Webhook {
   return webhook;
 }
 
+/** GPU queueing on, with two GPU classes, a quota for every workspace and one of its own, borrowing. */
+const QUEUEING = {
+  enabled: true,
+  engines: 'gpu',
+  gpuClasses: [
+    {
+      name: 'a100',
+      nodeLabels: { 'nvidia.com/gpu.product': 'NVIDIA-A100-SXM4-80GB' },
+      tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }],
+    },
+    { name: 'l4', nodeLabels: { 'nvidia.com/gpu.product': 'NVIDIA-L4' } },
+  ],
+  workspaceQuota: { a100: 4 },
+  workspaces: { 'team-a': { a100: 8, l4: 2 } },
+  cohort: 'engines',
+};
+const MINIMAL_VALUES_WITH = (queueing: object): object => ({ ...MINIMAL_VALUES, queueing });
+
 /** The cluster-wide objects of a release: the users' ClusterRoles and the two webhook configurations. */
 const CLUSTER_WIDE = [
   'ClusterRole/aiem-ai-engine-manager-administrator',
@@ -197,6 +215,7 @@ describe('chart files', () => {
       sandboxes: { ports: { publicUrl: 'https://ports.example.com', ingressClassName: 'nginx' } },
       policy: { grants: [{ roles: ['admin'], workspaces: ['*'], permissions: ['actions/enginemanager/*'] }] },
       operator: { replicas: 3 },
+      queueing: QUEUEING,
     };
     for (const values of [join(CHART, 'ci', 'minimal-values.yaml'), valuesFile(everything)]) {
       const output = await helm(['lint', '--strict', CHART, '-f', values]);
@@ -499,6 +518,58 @@ describe('default values', () => {
 });
 
 describe('value sets', () => {
+  test('GPU queueing: off by default; on, the operator reads its configuration from a ConfigMap and may keep Kueue\'s objects', async () => {
+    const off = await render(MINIMAL_VALUES);
+    expect(kinds(off).filter((k) => k.includes('queueing'))).toEqual([]);
+    expect(envOf(container(off, 'operator'))['AIEM_QUEUEING_CONFIG']).toBeUndefined();
+    expect(keys(granted(find(off, 'Role', '-operator'))).filter((k) => k.includes('kueue'))).toEqual([]);
+
+    const on = await render(MINIMAL_VALUES_WITH(QUEUEING), { release: 'aiem', namespace: 'aiem-system' });
+    // The configuration file is the values but `enabled`, as the operator reads it.
+    const data = (find(on, 'ConfigMap', '-operator-queueing') as unknown as { data: Record<string, string> }).data;
+    const { enabled: _enabled, ...configuration } = QUEUEING;
+    expect(load(data['queueing.yaml'] ?? '')).toEqual(configuration);
+    const operator = deployment(on, 'operator').spec.template;
+    const path = envOf(container(on, 'operator'))['AIEM_QUEUEING_CONFIG'] ?? '';
+    const mount = container(on, 'operator').volumeMounts.find((m) => path.startsWith(`${m.mountPath}/`));
+    expect(mount).toMatchObject({ name: 'queueing', readOnly: true });
+    expect(operator.spec.volumes).toContainEqual({
+      name: 'queueing',
+      configMap: { name: 'aiem-ai-engine-manager-operator-queueing', items: [{ key: 'queueing.yaml', path: path.split('/').pop() }] },
+    });
+    // A changed configuration rolls the operator, which reads it when it starts.
+    const changed = await render(MINIMAL_VALUES_WITH({ ...QUEUEING, cohort: '' }));
+    const checksum = (objects: Rendered[]): string | undefined =>
+      (deployment(objects, 'operator').spec.template as unknown as { metadata: { annotations?: Record<string, string> } }).metadata.annotations?.['checksum/queueing'];
+    expect(checksum(on)).toMatch(/^[0-9a-f]{64}$/);
+    expect(checksum(changed)).not.toBe(checksum(on));
+
+    // Kueue's cluster-wide objects through a ClusterRole of their own, bound to the operator...
+    const clusterRole = find(on, 'ClusterRole', '-operator-queueing');
+    const write = ['get', 'list', 'watch', 'create', 'update', 'patch'];
+    expect(keys(granted(clusterRole))).toEqual(
+      keys(['resourceflavors', 'clusterqueues', 'workloadpriorityclasses'].flatMap((resource) => write.map((verb) => ({ group: 'kueue.x-k8s.io', resource, verb })))),
+    );
+    expect(find(on, 'ClusterRoleBinding', '-operator-queueing')).toMatchObject({
+      roleRef: { kind: 'ClusterRole', name: clusterRole.metadata?.name },
+      subjects: [{ kind: 'ServiceAccount', name: 'aiem-ai-engine-manager-operator', namespace: 'aiem-system' }],
+    });
+    // ...and the namespaced ones (each workspace's LocalQueue, the Workloads, queue positions)
+    // through its Role, in the release namespace alone.
+    const kueue = keys(granted(find(on, 'Role', '-operator'))).filter((k) => k.includes('kueue'));
+    expect(kueue).toEqual(
+      keys([
+        ...write.map((verb) => ({ group: 'kueue.x-k8s.io', resource: 'localqueues', verb })),
+        ...['get', 'list', 'watch'].map((verb) => ({ group: 'kueue.x-k8s.io', resource: 'workloads', verb })),
+        { group: 'visibility.kueue.x-k8s.io', resource: 'localqueues/pendingworkloads', verb: 'get' },
+      ]),
+    );
+    // Without RBAC from the chart, none of it.
+    const own = await render({ ...MINIMAL_VALUES_WITH(QUEUEING), rbac: { create: false } });
+    expect(kinds(own).filter((k) => /^Cluster.*-operator-queueing$/.test(k))).toEqual([]);
+    expect(envOf(container(own, 'operator'))['AIEM_QUEUEING_CONFIG']).toBeDefined();
+  });
+
   test('admission: cert-manager instead of the generated certificate; off altogether', async () => {
     const managed = await render({ ...MINIMAL_VALUES, admission: { certificate: { source: 'cert-manager' } } });
     expect(kinds(managed)).toEqual(expect.arrayContaining(['Issuer/aiem-ai-engine-manager-gateway-webhook', 'Certificate/aiem-ai-engine-manager-gateway-webhook']));
@@ -790,6 +861,13 @@ describe('bad values fail with a message naming the value', () => {
     ['an unknown failure policy', { ...MINIMAL_VALUES, admission: { failurePolicy: 'Retry' } }, /at '\/admission\/failurePolicy': value must be one of 'Fail', 'Ignore'/],
     ['a webhook timeout the apiserver refuses', { ...MINIMAL_VALUES, admission: { timeoutSeconds: 60 } }, /at '\/admission\/timeoutSeconds': maximum: got 60, want 30/],
     ['an unknown certificate source', { ...MINIMAL_VALUES, admission: { certificate: { source: 'vault' } } }, /at '\/admission\/certificate\/source': value must be one of 'helm', 'cert-manager'/],
+    ['queueing without a GPU class', { ...MINIMAL_VALUES, queueing: { enabled: true } }, /at '\/queueing\/gpuClasses': minItems: got 0, want 1/],
+    ['a quota of a GPU class not listed', MINIMAL_VALUES_WITH({ ...QUEUEING, workspaceQuota: { h100: 2 } }), /queueing\.workspaceQuota names the GPU class "h100", which queueing\.gpuClasses does not list/],
+    ['a workspace quota of a GPU class not listed', MINIMAL_VALUES_WITH({ ...QUEUEING, workspaces: { 'team-b': { h100: 2 } } }), /queueing\.workspaces\.team-b names the GPU class "h100"/],
+    ['a GPU class listed twice', MINIMAL_VALUES_WITH({ ...QUEUEING, gpuClasses: [...QUEUEING.gpuClasses, QUEUEING.gpuClasses[0]] }), /queueing\.gpuClasses lists "a100" twice/],
+    ['a GPU class named as the operator\'s own flavor', MINIMAL_VALUES_WITH({ ...QUEUEING, gpuClasses: [{ name: 'cpu-only', nodeLabels: { pool: 'gpu' } }] }), /at '\/queueing\/gpuClasses\/0\/name'/],
+    ['a negative quota', MINIMAL_VALUES_WITH({ ...QUEUEING, workspaceQuota: { a100: -1 } }), /minimum: got -1, want 0/],
+    ['an unknown choice of queued engines', MINIMAL_VALUES_WITH({ ...QUEUEING, engines: 'cpu' }), /at '\/queueing\/engines': value must be one of 'gpu', 'all'/],
     ['an existing ServiceAccount without a name', { ...MINIMAL_VALUES, gateway: { serviceAccount: { create: false } } }, /gateway\.serviceAccount\.name: name the existing ServiceAccount/],
   ];
   test.each(cases)('%s', async (_what, values, message) => {

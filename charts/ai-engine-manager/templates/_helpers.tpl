@@ -117,6 +117,17 @@ annotations:
 {{- default (printf "%s-policy" (include "ai-engine-manager.fullname" .)) .Values.policy.existingConfigMap }}
 {{- end }}
 
+{{/* The ConfigMap of the operator's GPU queueing configuration. */}}
+{{- define "ai-engine-manager.queueingConfigMap" -}}
+{{ include "ai-engine-manager.operatorName" . }}-queueing
+{{- end }}
+
+{{/* The data of that ConfigMap: the file queueing.yaml, the values under `queueing` but `enabled`. */}}
+{{- define "ai-engine-manager.queueingConfig" -}}
+queueing.yaml: |
+  {{- toYaml (omit .Values.queueing "enabled") | nindent 2 }}
+{{- end }}
+
 {{/* The plural names of the fourteen engine.h2o.ai resource kinds, and of the four engine kinds. */}}
 {{- define "ai-engine-manager.allKinds" -}}
 - daiengines
