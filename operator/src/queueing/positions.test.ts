@@ -42,3 +42,27 @@ async function until(condition: () => boolean): Promise<void> {
   for (let i = 0; i < 200 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
   expect(condition()).toBe(true);
 }
+
+describe('QueuePositions, a Workload never listed', () => {
+  test('is given up after a few reads, its engine told, and the queue no longer asked', async () => {
+    const asked: string[] = [];
+    const changed: string[] = [];
+    const positions = new QueuePositions({
+      read: (queue) => {
+        asked.push(queue);
+        return Promise.resolve(new Map());
+      },
+      changed: (workload) => changed.push(workload),
+      log: pino({ level: 'silent' }),
+      intervalMs: 10,
+    });
+    try {
+      expect(positions.positionOf('q1', 'gone')).toBeUndefined();
+      await until(() => changed.length === 1);
+      expect(changed).toEqual(['gone']);
+      expect(asked).toEqual(['q1', 'q1', 'q1']);
+    } finally {
+      positions.stop();
+    }
+  });
+});

@@ -10,6 +10,11 @@ export const VISIBILITY_GROUP = 'visibility.kueue.x-k8s.io';
 export const VISIBILITY_VERSION = 'v1beta2';
 /** How often a queue with engines waiting is asked for its order. */
 export const POSITIONS_POLL_MS = 2000;
+/**
+ * Reads after which a Workload never seen pending is no longer asked for: Kueue lists a new
+ * Workload within moments, so one still unlisted is gone (its engine deleted) or admitted.
+ */
+const UNSEEN_READS = 3;
 
 /** A queue's pending Workloads: each one's name and the number of Workloads ahead of it. */
 export type PendingOrder = ReadonlyMap<string, number>;
@@ -42,8 +47,8 @@ export class QueuePositions {
   private readonly changed: (workload: string) => void;
   private readonly log: Logger;
   private readonly intervalMs: number;
-  /** The Workloads of each LocalQueue whose engines wait, and the position last told. */
-  private readonly waiting = new Map<string, Map<string, number | undefined>>();
+  /** The Workloads of each LocalQueue whose engines wait: the position last told, or the reads that did not list it. */
+  private readonly waiting = new Map<string, Map<string, Place>>();
   private timer: NodeJS.Timeout | undefined;
   private polling = false;
   private stopped = false;
@@ -71,12 +76,13 @@ export class QueuePositions {
       workloads = new Map();
       this.waiting.set(localQueue, workloads);
     }
-    if (!workloads.has(workload)) {
-      workloads.set(workload, undefined);
+    const place = workloads.get(workload);
+    if (place === undefined) {
+      workloads.set(workload, { unseen: 0 });
       // The first engine to wait need not wait a whole period for its position.
       this.schedule(0);
     }
-    return workloads.get(workload);
+    return place?.position;
   }
 
   /** The Workload no longer waits (admitted, or gone). */
@@ -110,7 +116,7 @@ export class QueuePositions {
     if (this.waiting.size > 0) this.schedule(this.intervalMs);
   }
 
-  private async pollQueue(localQueue: string, workloads: Map<string, number | undefined>): Promise<void> {
+  private async pollQueue(localQueue: string, workloads: Map<string, Place>): Promise<void> {
     let order: PendingOrder;
     try {
       order = await this.read(localQueue);
@@ -119,14 +125,24 @@ export class QueuePositions {
       this.log.debug({ err: error, localQueue }, 'reading queue positions failed');
       return;
     }
-    for (const [workload, told] of [...workloads]) {
+    for (const [workload, place] of [...workloads]) {
       const position = order.get(workload);
-      if (position === told) continue;
-      // A Workload no longer pending is forgotten; its engine, reconciled, says again if it waits.
-      if (position === undefined) workloads.delete(workload);
-      else workloads.set(workload, position);
-      this.changed(workload);
+      if (position !== undefined && position === place.position) continue;
+      if (position !== undefined) {
+        workloads.set(workload, { position, unseen: 0 });
+        this.changed(workload);
+      } else if (place.position !== undefined || place.unseen + 1 >= UNSEEN_READS) {
+        // No longer pending (or never listed): forgotten; its engine, reconciled, says again if it waits.
+        workloads.delete(workload);
+        this.changed(workload);
+      } else workloads.set(workload, { unseen: place.unseen + 1 });
     }
     if (workloads.size === 0) this.waiting.delete(localQueue);
   }
+}
+
+/** Where a waiting Workload stands: its position as last told, or how many reads did not list it yet. */
+interface Place {
+  position?: number;
+  unseen: number;
 }

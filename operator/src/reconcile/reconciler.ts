@@ -376,6 +376,8 @@ export class EngineReconciler<K extends EngineKindName = EngineKindName> {
    */
   private queuePlan(engine: EngineResource<K>): QueuePlan {
     const { kind, queueing } = this.deps;
+    // An engine being deleted reports DELETING; where it stood in its queue no longer matters.
+    if (engine.metadata.deletionTimestamp !== undefined) return {};
     const set = this.queuedSet(engine);
     const workspace = engine.metadata.labels?.[WORKSPACE_LABEL];
     if (queueing === undefined || set === undefined || workspace === undefined) return {};
