@@ -11,6 +11,7 @@ import { pooled } from '../../shared/kube-transport.ts';
 import { pino } from 'pino';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { networkPeers } from './desired/network-peers.ts';
+import { readQueueingConfig } from './queueing/config.ts';
 import { DEFAULT_THROUGHPUT, startOperator, type Operator } from './operator.ts';
 import { LeaderElector, LEASE_TIMING, type Leadership } from './runtime/leader-election.ts';
 
@@ -65,6 +66,7 @@ function serve(port: number): Server {
 // Read before anything starts: a malformed setting stops the process with the reason.
 const engineNetworkPeers = networkPeers(process.env['AIEM_ENGINE_NETWORK_PEERS']);
 const publishedPortPeers = networkPeers(process.env['AIEM_SANDBOX_PORTS_PEERS'], 'AIEM_SANDBOX_PORTS_PEERS');
+const queueing = readQueueingConfig(process.env['AIEM_QUEUEING_CONFIG']);
 const server = serve(Number(env('AIEM_OPERATOR_PORT', '8081')));
 const elector = new LeaderElector({
   kubeConfig,
@@ -110,6 +112,7 @@ state.operator = await startOperator({
   },
   log,
   mayAct: () => leadership.mayAct(),
+  queueing,
   registry,
   throughput: {
     workers: Number(env('AIEM_OPERATOR_WORKERS', String(DEFAULT_THROUGHPUT.workers))),

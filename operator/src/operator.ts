@@ -18,6 +18,10 @@ import { httpActivityProber, httpEngineAsker } from './activity/prober.ts';
 import { startController, type Controller } from './runtime/controller.ts';
 import { workspaceOfObjectName } from './kinds/workspace-of.ts';
 import { controllerMetrics } from './runtime/metrics.ts';
+import type { QueueingConfig } from './queueing/config.ts';
+import { startQueueing, type RunningQueueing } from './queueing/queueing.ts';
+import { ENGINE_KIND_LABEL } from '../../shared/resources.ts';
+import { ENGINE_ANNOTATION } from './desired/workload.ts';
 
 export const ENGINE_KINDS: readonly EngineKind[] = [
   daiEngineKind,
@@ -52,6 +56,8 @@ export interface OperatorOptions {
   throughput?: Partial<Throughput>;
   /** Whether this replica may write now (its leadership is current); always, when not given. */
   mayAct?: () => boolean;
+  /** GPU queueing through Kueue (AIEM_QUEUEING_CONFIG); off when not given. */
+  queueing?: QueueingConfig | undefined;
 }
 
 export interface Operator {
@@ -83,6 +89,13 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
   const view = new ClusterView({ kubeConfig, namespace, log, kinds: ENGINE_KINDS }, (kind, name) =>
     controllers.get(kind)?.enqueue(name),
   );
+  const queueing = await startQueueingIfConfigured(options, kube, (setName) => {
+    // A Workload (or a queue position) changed: its StatefulSet's engine is reconciled.
+    const set = view.statefulSets.get(setName);
+    const kind = set?.metadata?.labels?.[ENGINE_KIND_LABEL];
+    const engine = set?.metadata?.annotations?.[ENGINE_ANNOTATION];
+    if (kind !== undefined && engine !== undefined) controllers.get(kind)?.enqueue(engine);
+  });
   for (const kind of ENGINE_KINDS) {
     const reconciler = new EngineReconciler({
       kube,
@@ -91,6 +104,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
       settings: options.settings,
       probeActivity,
       askEngine,
+      ...(queueing === undefined ? {} : { queueing }),
     });
     controllers.set(
       kind.kind,
@@ -110,7 +124,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     help: 'Objects the operator holds in its watch-fed copies',
     registers: [registry],
     collect() {
-      this.set(view.size);
+      this.set(view.size + (queueing?.size ?? 0));
     },
   });
   await view.start();
@@ -120,7 +134,20 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     view,
     async stop(): Promise<void> {
       await Promise.all([...controllers.values()].map((c) => c.stop()));
+      await queueing?.stop();
       await view.stop();
     },
   };
+}
+
+/** Queueing, started when configured: its Workloads are listed before any engine is reconciled. */
+async function startQueueingIfConfigured(
+  options: OperatorOptions,
+  kube: KubeClient,
+  engineOfSet: (setName: string) => void,
+): Promise<RunningQueueing | undefined> {
+  if (options.queueing === undefined) return undefined;
+  const { kubeConfig, namespace, log } = options;
+  log.info({ engines: options.queueing.engines, cohort: options.queueing.cohort }, 'Started GPU queueing');
+  return startQueueing({ config: options.queueing, kubeConfig, namespace, log, kube, engineOfSet });
 }

@@ -14,6 +14,8 @@ export interface Permission {
   resource: string;
   verb: string;
   name?: string;
+  /** A resource of no namespace (granted by a ClusterRole, not the release's Role). */
+  cluster?: true;
 }
 
 /** A stable text form: `verb resource.group[/name]`. */
@@ -94,13 +96,31 @@ const GATEWAY_CALLS: Table = {
   replaceNamespacedLease: on('coordination.k8s.io', ['leases'], ['update']),
 };
 
+/** Kueue's API group, and the kinds GPU queueing writes (operator/src/queueing/). */
+const KUEUE = 'kueue.x-k8s.io';
+const KUEUE_CLUSTER_KINDS = ['resourceflavors', 'clusterqueues', 'workloadpriorityclasses'] as const;
+const cluster = (permissions: Permission[]): Permission[] => permissions.map((p) => ({ ...p, cluster: true }));
+
 /**
  * operator/src: the list calls feed the watched copies (kube/cluster-view.ts), which also watch;
- * reconciles read nothing else; the Lease calls name the one Lease.
+ * reconciles read nothing else; the Lease calls name the one Lease. With GPU queueing configured
+ * (operator/src/queueing/), it also watches Kueue's Workloads, reads queue positions from Kueue's
+ * visibility API (a GET of a LocalQueue's pendingworkloads), and makes the LocalQueues in the
+ * namespace and the flavors, ClusterQueues and priority classes of the cluster: it creates them,
+ * reads one that exists to compare, and patches it.
  */
 const OPERATOR_CALLS: Table = {
-  listNamespacedCustomObject: on(GROUP, ENGINE_KINDS, ['list', 'watch']),
-  patchNamespacedCustomObject: on(GROUP, ENGINE_KINDS, ['patch']),
+  listNamespacedCustomObject: [
+    ...on(GROUP, ENGINE_KINDS, ['list', 'watch']),
+    ...on(KUEUE, ['workloads'], ['list', 'watch']),
+    ...on(`visibility.${KUEUE}`, ['localqueues/pendingworkloads'], ['get']),
+  ],
+  patchNamespacedCustomObject: [...on(GROUP, ENGINE_KINDS, ['patch']), ...on(KUEUE, ['localqueues'], ['patch'])],
+  createNamespacedCustomObject: on(KUEUE, ['localqueues'], ['create']),
+  getNamespacedCustomObject: on(KUEUE, ['localqueues'], ['get']),
+  createClusterCustomObject: cluster(on(KUEUE, KUEUE_CLUSTER_KINDS, ['create'])),
+  getClusterCustomObject: cluster(on(KUEUE, KUEUE_CLUSTER_KINDS, ['get'])),
+  patchClusterCustomObject: cluster(on(KUEUE, KUEUE_CLUSTER_KINDS, ['patch'])),
   patchNamespacedCustomObjectStatus: on(
     GROUP,
     ENGINE_KINDS.map((k) => `${k}/status`),
@@ -233,8 +253,22 @@ export function gatewayNeeds(): Needs {
 /** The uninstall hook's sources: a process of its own, under its own ServiceAccount. */
 const UNINSTALL_SOURCES = 'operator/src/uninstall';
 
-/** What the operator process calls (operator/src and shared/, the uninstall hook aside). */
+/**
+ * What the operator process calls in the release namespace (operator/src and shared/, the
+ * uninstall hook aside); what it calls of cluster-wide resources is in operatorClusterNeeds.
+ */
 export function operatorNeeds(): Needs {
+  const needs = allOperatorNeeds();
+  return { ...needs, permissions: needs.permissions.filter((p) => p.cluster !== true) };
+}
+
+/** What the operator calls of resources of no namespace (Kueue's, with queueing): a ClusterRole's to grant. */
+export function operatorClusterNeeds(): Needs {
+  const needs = allOperatorNeeds();
+  return { ...needs, permissions: needs.permissions.filter((p) => p.cluster === true) };
+}
+
+function allOperatorNeeds(): Needs {
   return needsOf(['operator/src', 'shared'], OPERATOR_CALLS, OPERATOR_APPLY, { streams: [], except: [UNINSTALL_SOURCES] });
 }
 

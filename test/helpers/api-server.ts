@@ -145,9 +145,13 @@ export function useApiServer(options: ApiServerOptions): () => ApiServer {
   beforeAll(async () => {
     await cluster().kubectl(['apply', '-f', CRDS]);
     await cluster().kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
+    // A cluster running Kueue made the namespaces Kueue manages already.
     await cluster()
       .kubeConfig.makeApiClient(CoreV1Api)
-      .createNamespace({ body: { metadata: { name: options.namespace } } });
+      .createNamespace({ body: { metadata: { name: options.namespace } } })
+      .catch((error: unknown) => {
+        if ((error as { code?: number }).code !== 409) throw error;
+      });
     const store = new ResourceStore(cluster().kubeConfig, options.namespace);
     await store.startCaches();
     const browser = await browserSignIn(options.login);

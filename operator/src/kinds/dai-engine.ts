@@ -33,6 +33,7 @@ export const daiEngineKind: EngineKind<'DAIEngine'> = {
     version: engine.status?.daiEngineVersionInfo,
   }),
   sizing: profileSizing,
+  queuePriority: (engine) => engine.status?.profileInfo?.queuePriority ?? 0,
   stopIntent: 'paused',
   stopStates: { stopping: 'STATE_PAUSING', stopped: 'STATE_PAUSED' },
   hasConnectingState: true,

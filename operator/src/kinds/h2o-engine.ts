@@ -65,6 +65,7 @@ export const h2oEngineKind: EngineKind<'H2OEngine'> = {
     version: engine.status?.h2oEngineVersionInfo,
   }),
   sizing: profileSizing,
+  queuePriority: (engine) => engine.status?.profileInfo?.queuePriority ?? 0,
   stopIntent: 'terminated',
   stopStates: { stopping: 'STATE_TERMINATING', stopped: 'STATE_TERMINATED' },
   hasConnectingState: true,

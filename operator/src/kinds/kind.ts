@@ -189,6 +189,11 @@ export interface EngineKind<K extends EngineKindName = EngineKindName> {
    * reason reported so far, when the kind has one.
    */
   failureReason?: { field: 'failureReason'; of(engine: EngineResource<K>): string | undefined };
+  /**
+   * The queue priority of the engine's profile (kinds created from a profile): an engine of a
+   * higher one is admitted first and may preempt lower ones. Kinds without it never queue.
+   */
+  queuePriority?(engine: EngineResource<K>): number;
   /** Pods wanted while running. */
   runningReplicas(engine: EngineResource<K>): number;
   /** Environment of the engine container. */

@@ -39,6 +39,7 @@ export const notebookEngineKind: EngineKind<'NotebookEngine'> = {
     version: engine.status?.notebookImageInfo,
   }),
   sizing: profileSizing,
+  queuePriority: (engine) => engine.status?.profileInfo?.queuePriority ?? 0,
   stopIntent: 'paused',
   stopStates: { stopping: 'STATE_PAUSING', stopped: 'STATE_PAUSED' },
   hasConnectingState: false,

@@ -23,6 +23,13 @@ import { ObjectSerializer } from '@kubernetes/client-node/dist/serializer.js';
 import { GROUP, VERSION } from '../../../shared/resources.ts';
 import { statusCode } from '../../../shared/watched-collection.ts';
 import type { EngineKind, EngineKindName, EngineResource } from '../kinds/kind.ts';
+import {
+  KUEUE_GROUP,
+  KUEUE_KINDS,
+  KUEUE_VERSION,
+  type KueueKind,
+  type KueueObject,
+} from '../queueing/kueue-objects.ts';
 import type { Logger } from 'pino';
 import type { ControllerMetrics } from '../runtime/metrics.ts';
 import { TokenBucket } from './token-bucket.ts';
@@ -80,7 +87,7 @@ export interface KubeClientOptions {
   log?: Logger;
 }
 
-type Verb = 'create' | 'patch' | 'delete';
+type Verb = 'create' | 'patch' | 'delete' | 'get';
 
 /**
  * The writes a reconcile makes: what the reconciler needs of the client, so that it can also run
@@ -266,6 +273,51 @@ export class KubeClient {
   async deleteClaim(name: string): Promise<void> {
     await this.remove(`PersistentVolumeClaim/${name}`, (namespace) =>
       this.core.deleteNamespacedPersistentVolumeClaim({ name, namespace }),
+    );
+  }
+
+  /** Where a Kueue object of `kind` named `name` lives: in the namespace when its kind is namespaced. */
+  private kueueTarget(
+    kind: KueueKind,
+    name: string,
+  ): { group: string; version: string; plural: string; name: string } {
+    return { group: KUEUE_GROUP, version: KUEUE_VERSION, plural: KUEUE_KINDS[kind].plural, name };
+  }
+
+  /** Creates a Kueue object the operator manages (409 when it exists). */
+  async createKueueObject(object: KueueObject): Promise<void> {
+    const { name: _name, ...target } = this.kueueTarget(object.kind, object.metadata.name);
+    const body = object;
+    await this.call('create', `${object.kind}/${object.metadata.name}`, () =>
+      KUEUE_KINDS[object.kind].namespaced
+        ? this.custom.createNamespacedCustomObject({ ...target, namespace: this.namespace, body })
+        : this.custom.createClusterCustomObject({ ...target, body }),
+    );
+  }
+
+  /**
+   * A Kueue object as the apiserver holds it; undefined when there is none. The operator reads
+   * them only when one it would create already exists (to compare), so they are not watched.
+   */
+  async readKueueObject(kind: KueueKind, name: string): Promise<Record<string, unknown> | undefined> {
+    const target = this.kueueTarget(kind, name);
+    const read: unknown = await unlessNotFound(
+      this.call('get', `${kind}/${name}`, () =>
+        KUEUE_KINDS[kind].namespaced
+          ? this.custom.getNamespacedCustomObject({ ...target, namespace: this.namespace })
+          : this.custom.getClusterCustomObject(target),
+      ),
+    );
+    return typeof read === 'object' && read !== null ? (read as Record<string, unknown>) : undefined;
+  }
+
+  /** A JSON merge patch of a Kueue object the operator manages. */
+  async patchKueueObject(kind: KueueKind, name: string, body: object): Promise<void> {
+    const target = this.kueueTarget(kind, name);
+    await this.call('patch', `${kind}/${name}`, () =>
+      KUEUE_KINDS[kind].namespaced
+        ? this.custom.patchNamespacedCustomObject({ ...target, namespace: this.namespace, body }, mergePatch)
+        : this.custom.patchClusterCustomObject({ ...target, body }, mergePatch),
     );
   }
 

@@ -103,10 +103,10 @@ describe('trimStatefulSet()', () => {
     status: { replicas: 0, availableReplicas: 0, currentRevision: 'dai-e1-7d9f', observedGeneration: 2 },
   };
 
-  test('keeps the wanted replicas and the claim templates as an apply sends them back; not the pod template or status', () => {
+  test('keeps the wanted replicas and the claim templates as an apply sends them back, and its uid (its queue Workload names it); not the pod template or status', () => {
     const trimmed = trimStatefulSet(set);
     expect(trimmed).toEqual({
-      metadata: KEPT,
+      metadata: { ...KEPT, uid: '0a1b2c3d-0000-4000-8000-000000000001' },
       spec: {
         replicas: 0,
         selector: {},

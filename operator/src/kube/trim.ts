@@ -20,9 +20,10 @@ import type {
 import { ENGINE_KIND_LABEL, ENGINE_UID_LABEL } from '../../../shared/resources.ts';
 import { APPLIED_DIGEST_ANNOTATION } from '../desired/digest.ts';
 import { ENGINE_ANNOTATION } from '../desired/workload.ts';
+import { QUEUE_LABELS } from '../queueing/kueue-objects.ts';
 
-/** The labels of an owned object a reconcile reads. */
-export const KEPT_LABELS: readonly string[] = [ENGINE_KIND_LABEL, ENGINE_UID_LABEL];
+/** The labels of an owned object a reconcile reads (a StatefulSet's queue, which it keeps for life). */
+export const KEPT_LABELS: readonly string[] = [ENGINE_KIND_LABEL, ENGINE_UID_LABEL, ...QUEUE_LABELS];
 /** The annotations of an owned object a reconcile reads. */
 export const KEPT_ANNOTATIONS: readonly string[] = [ENGINE_ANNOTATION, APPLIED_DIGEST_ANNOTATION];
 
@@ -59,15 +60,17 @@ export function ownedMetadata(metadata: V1ObjectMeta | undefined, created = fals
 
 /**
  * A StatefulSet's wanted replicas (scaling by hand is undone) and its volume claim templates,
- * which an apply sends back unchanged since they cannot change; not its pod template, status or
- * selector (the type asks for a selector and a template: empty ones, shared).
+ * which an apply sends back unchanged since they cannot change, and its uid (Kueue's Workload of
+ * a queued set names it); not its pod template, status or selector (the type asks for a selector
+ * and a template: empty ones, shared).
  */
 const NO_SELECTOR = Object.freeze({});
 const NO_TEMPLATE = Object.freeze({});
 export function trimStatefulSet(set: V1StatefulSet): V1StatefulSet {
   const templates = set.spec?.volumeClaimTemplates;
+  const uid = set.metadata?.uid;
   return {
-    metadata: ownedMetadata(set.metadata),
+    metadata: Object.assign(ownedMetadata(set.metadata), uid === undefined ? {} : { uid }),
     spec: {
       replicas: set.spec?.replicas ?? 1,
       selector: NO_SELECTOR,

@@ -29,6 +29,10 @@ export const REASONS = {
   deleting: 'Deleting',
   notAdmitted: 'NotAdmitted',
   notServingYet: 'NotServingYet',
+  /** The engine waits in its GPU queue (its pods are held until the queue admits them). */
+  queued: 'Queued',
+  /** The queue stopped the engine to make room for another (its stop reason). */
+  preempted: 'Preempted',
 } as const;
 
 /** The new conditions: `wanted` merged into `previous`, transition times kept where status did not change. */

@@ -26,6 +26,7 @@ import {
   dataClaimName,
   DATA_VOLUME,
   desiredObjects,
+  sizingOf,
   stopWanted,
   workloadName,
   type DesiredObjects,
@@ -50,6 +51,19 @@ import { changedFields, planStatus, type StatusInput, type StatusPlan } from './
 import { MalformedAnswer, recentActivity } from '../activity/activity-probe.ts';
 import type { ActivityProber, EngineAsker } from '../activity/prober.ts';
 import { parseStorageQuantity } from '../../../shared/quantity.ts';
+import type { Queueing } from '../queueing/queueing.ts';
+import {
+  apiQueueName,
+  engineQueue,
+  gpuResourcesOf,
+  QUEUE_LABEL,
+  queueLabels,
+  queueLabelsOf,
+  queuedStatefulSet,
+  type EngineQueue,
+} from '../queueing/kueue-objects.ts';
+import { planQueueStatus, type QueuePlan } from '../queueing/queue-status.ts';
+import type { EngineQueueStatus } from '../gen/resources.ts';
 
 /** The API writes it with the engine; an engine written without it (the admin's kubectl) gets it here. */
 export const FINALIZER = ENGINE_FINALIZER;
@@ -75,6 +89,8 @@ export interface ReconcilerDeps<K extends EngineKindName = EngineKindName> {
   probeActivity?: ActivityProber;
   /** Asks a ready engine whether it serves as a whole (the kind's serving check); never when unset. */
   askEngine?: EngineAsker;
+  /** GPU queueing, when the installation turned it on (queueing/). */
+  queueing?: Queueing;
 }
 
 const uidOf = (engine: EngineResource): string => engine.metadata.uid ?? '';
@@ -109,7 +125,7 @@ export class EngineReconciler<K extends EngineKindName = EngineKindName> {
       return { requeueAfterMs: SNAPSHOT_RECHECK_MS };
     }
     const engine = await this.ensureFinalizer(read);
-    const problem = await this.applyDesired(engine);
+    const problem = await this.applyDesired(engine, this.queueOf(engine));
     if (problem) return this.report(engine, [], { storageResizing: false, terminal: problem });
     const claims = view.claims.of(uidOf(engine));
     const storageResizing = await this.growClaims(engine, claims);
@@ -141,6 +157,7 @@ export class EngineReconciler<K extends EngineKindName = EngineKindName> {
    */
   private async applyDesired(
     engine: EngineResource<K>,
+    queue: EngineQueue | undefined,
   ): Promise<{ reason: string; message: string } | undefined> {
     let desired: DesiredObjects;
     try {
@@ -151,7 +168,7 @@ export class EngineReconciler<K extends EngineKindName = EngineKindName> {
       return { reason: REASONS.invalidPodTemplate, message };
     }
     try {
-      await this.apply(engine, desired);
+      await this.apply(engine, desired, queue);
       return undefined;
     } catch (error: unknown) {
       // The apiserver refuses the workload itself (e.g. the profile's pod template added a
@@ -179,13 +196,63 @@ export class EngineReconciler<K extends EngineKindName = EngineKindName> {
     return view.wroteEngine(kind, await kube.patchEngine(kind, engine.metadata.name, body));
   }
 
+  /**
+   * Where the engine waits before it runs, when queueing is on and the engine is one that queues
+   * (queueing/kueue-objects.ts); none otherwise.
+   */
+  private queueOf(engine: EngineResource<K>): EngineQueue | undefined {
+    const { kind, queueing } = this.deps;
+    if (queueing === undefined || kind.queuePriority === undefined) return undefined;
+    const sizing = sizingOf(kind, engine);
+    return engineQueue(queueing.config, {
+      workspace: engine.metadata.labels?.[WORKSPACE_LABEL],
+      gpus: sizing.gpu,
+      priority: kind.queuePriority(engine),
+      gpuResources: gpuResourcesOf(sizing.resources.requests),
+    });
+  }
+
+  /**
+   * The queue labels of the engine's StatefulSet: those it was created with, which it keeps for
+   * its life (Kueue refuses a change of queue while the set runs), or, for a set to create, its
+   * queue's.
+   */
+  private queueLabelsFor(engine: EngineResource<K>, queue: EngineQueue | undefined): Record<string, string> {
+    const existing = this.deps.view.statefulSets.get(workloadName(this.deps.kind, engine));
+    if (present(existing)) return queueLabelsOf(existing);
+    return queue === undefined ? {} : queueLabels(queue);
+  }
+
   /** Writes each desired object that differs from what is there (desired/digest.ts). */
-  private async apply(engine: EngineResource<K>, desired: DesiredObjects): Promise<void> {
+  private async apply(
+    engine: EngineResource<K>,
+    desired: DesiredObjects,
+    queue: EngineQueue | undefined,
+  ): Promise<void> {
     const { view } = this.deps;
     const name = workloadName(this.deps.kind, engine);
+    const stopped = desired.statefulSet.spec?.replicas === 0;
     // An engine stopped before it ever ran has nothing to keep: its workload is written when it
     // first starts, not for every engine created (or held) paused.
-    if (desired.statefulSet.spec?.replicas === 0 && !present(view.statefulSets.get(name))) return;
+    if (stopped && !present(view.statefulSets.get(name))) return;
+    const labels = this.queueLabelsFor(engine, queue);
+    if (labels[QUEUE_LABEL] !== undefined) {
+      // A queued engine stops by losing its StatefulSet (its volume is kept): scaled to zero,
+      // Kueue 0.17 may leave the set's Workload holding the quota.
+      if (stopped) return this.deps.kube.deleteStatefulSet(name);
+      if (queue !== undefined) await this.deps.queueing?.ensure(queue);
+    }
+    await this.applyOwned(engine, desired, queuedStatefulSet(desired.statefulSet, labels));
+  }
+
+  /** Writes each desired object that differs from what is there, with the StatefulSet as `statefulSet`. */
+  private async applyOwned(
+    engine: EngineResource<K>,
+    desired: DesiredObjects,
+    statefulSet: DesiredObjects['statefulSet'],
+  ): Promise<void> {
+    const { view } = this.deps;
+    const name = workloadName(this.deps.kind, engine);
     if (desired.configMap) await this.applyChanged(view.configMaps, name, desired.configMap);
     // The policy comes before the pods, so that no pod of the engine is ever reachable unguarded.
     if (desired.networkPolicy) await this.applyChanged(view.networkPolicies, name, desired.networkPolicy);
@@ -198,7 +265,7 @@ export class EngineReconciler<K extends EngineKindName = EngineKindName> {
         clientServiceName(this.deps.kind, engine),
         desired.clientService,
       );
-    await this.applyChanged(view.statefulSets, name, desired.statefulSet, (wanted, existing) => {
+    await this.applyChanged(view.statefulSets, name, statefulSet, (wanted, existing) => {
       // Volume claim templates cannot change once the StatefulSet exists (growth goes to the
       // claims themselves), so an existing set keeps the templates it has.
       const templates = existing?.spec?.volumeClaimTemplates;
@@ -271,12 +338,15 @@ export class EngineReconciler<K extends EngineKindName = EngineKindName> {
     },
   ): Promise<ReconcileResult | undefined> {
     const { kind, kube, view } = this.deps;
+    const queue = this.queuePlan(read);
+    if (queue.preempted === true) return this.preempt(read, queue.status);
     const input = await this.servingChecked({
       kind,
       engine: read,
       pods,
       now: this.now(),
       settings: this.deps.settings,
+      queueStatus: queue.status,
       ...extra,
     });
     const { plan, engine } = await this.probedPlan(input, planStatus(input));
@@ -298,6 +368,73 @@ export class EngineReconciler<K extends EngineKindName = EngineKindName> {
     if (Object.keys(changed).length > 0)
       view.wroteEngine(kind, await kube.patchEngineStatus(kind, engine.metadata.name, changed), true);
     return plan.requeueAfterMs === undefined ? undefined : { requeueAfterMs: plan.requeueAfterMs };
+  }
+
+  /**
+   * Where the engine stands in its queue, when its StatefulSet is queued: from the set's Workload,
+   * and its place in the queue while it waits. Nothing (what was reported stays) otherwise.
+   */
+  private queuePlan(engine: EngineResource<K>): QueuePlan {
+    const { kind, queueing } = this.deps;
+    // An engine being deleted reports DELETING; where it stood in its queue no longer matters.
+    if (engine.metadata.deletionTimestamp !== undefined) return {};
+    const set = this.queuedSet(engine);
+    const workspace = engine.metadata.labels?.[WORKSPACE_LABEL];
+    if (queueing === undefined || set === undefined || workspace === undefined) return {};
+    const { localQueue, uid } = set;
+    const workload = uid === undefined ? undefined : queueing.workloadOf(uid);
+    const observation = {
+      queue: apiQueueName(workspace),
+      stopWanted: stopWanted(kind, engine),
+      workload,
+      position: undefined,
+      previous: queueStatusOf(engine),
+      now: this.now(),
+    };
+    const plan = planQueueStatus(observation);
+    if (workload === undefined) return plan;
+    if (plan.waiting !== true) {
+      queueing.forget(localQueue, workload.name);
+      return plan;
+    }
+    return planQueueStatus({ ...observation, position: queueing.positionOf(localQueue, workload.name) });
+  }
+
+  /** The engine's StatefulSet, when there is one in a queue: its LocalQueue and uid. */
+  private queuedSet(engine: EngineResource<K>): { localQueue: string; uid: string | undefined } | undefined {
+    const set = this.deps.view.statefulSets.get(workloadName(this.deps.kind, engine));
+    const localQueue = set?.metadata?.labels?.[QUEUE_LABEL];
+    if (!present(set) || localQueue === undefined) return undefined;
+    return { localQueue, uid: set?.metadata?.uid };
+  }
+
+  /**
+   * Stops an engine the queue preempted, as a user would pause it (H2O engines: terminate), with
+   * the queue's words in its queue status first, so that it never reads stopped without them.
+   */
+  private async preempt(
+    engine: EngineResource<K>,
+    status: EngineQueueStatus | undefined,
+  ): Promise<undefined> {
+    const { kind, kube, view } = this.deps;
+    let current = engine;
+    const changed = changedFields(engine.storedStatus ?? engine.status, {
+      queueStatus: { position: null, ...status },
+    });
+    if (Object.keys(changed).length > 0)
+      current = view.wroteEngine(
+        kind,
+        await kube.patchEngineStatus(kind, engine.metadata.name, changed),
+        true,
+      );
+    await this.patchEngine(current, {
+      metadata: {
+        resourceVersion: current.metadata.resourceVersion,
+        annotations: { [STOP_REASON_ANNOTATION]: REASONS.preempted },
+      },
+      spec: { [kind.stopIntent]: true },
+    });
+    return undefined;
   }
 
   /**
@@ -427,6 +564,12 @@ function refusal(error: unknown): string {
   } catch {
     return String(body);
   }
+}
+
+/** What the engine reports of its queue; kinds that never queue have no such field. */
+function queueStatusOf(engine: EngineResource): EngineQueueStatus | undefined {
+  const status = engine.status;
+  return status !== undefined && 'queueStatus' in status ? status.queueStatus : undefined;
 }
 
 /** Whether the API wrote the engine (or admitted it): only then does it carry its identity labels. */

@@ -25,6 +25,7 @@ import { enginePending, PENDING_CAUSES } from '../observe/pending.ts';
 import { heldFailure } from '../observe/failure-hold.ts';
 import { runningSince } from '../observe/running-since.ts';
 import { FAILED, mergeConditions, READY, REASONS, STOPPED, type Condition } from './conditions.ts';
+import type { EngineQueueStatus } from '../gen/resources.ts';
 
 export interface StatusInput<K extends EngineKindName = EngineKindName> {
   kind: EngineKind<K>;
@@ -39,6 +40,8 @@ export interface StatusInput<K extends EngineKindName = EngineKindName> {
   terminal?: { reason: string; message: string };
   /** The engine's pods are ready, but the engine answered that it does not serve as a whole yet. */
   notServingYet?: boolean;
+  /** Where the engine stands in its queue, when it waits in one (queueing/queue-status.ts). */
+  queueStatus?: EngineQueueStatus | undefined;
 }
 
 /** While a ready engine does not serve as a whole yet, look again this soon (no event will come). */
@@ -235,6 +238,14 @@ function stoppedCondition(
 
 const WAITING_STATES = ['STATE_STARTING', 'STATE_CONNECTING'];
 
+/** What a starting engine waits for: its queue, while it is queued; otherwise what its pods wait for. */
+function waitingFor(input: StatusInput): { reason: string; message: string } {
+  if (input.queueStatus?.state === 'STATE_QUEUED')
+    return { reason: REASONS.queued, message: input.queueStatus.message ?? '' };
+  const [pending, message] = enginePending(input.pods, wantedReplicas(input.kind, input.engine));
+  return { reason: PENDING_CAUSES[pending], message };
+}
+
 /**
  * The Ready condition's reason and message: while the engine starts, what it waits for (the
  * scheduler's message for a pod no node has room for, an image being pulled…), which the API's
@@ -247,10 +258,7 @@ function readyDetail(input: StatusInput, seen: ObservedState): { reason: string;
       message:
         'The engine’s pods are ready; the engine does not serve as a whole yet (its nodes are still joining).',
     };
-  if (WAITING_STATES.includes(seen.state) && input.terminal === undefined) {
-    const [pending, message] = enginePending(input.pods, wantedReplicas(input.kind, input.engine));
-    return { reason: PENDING_CAUSES[pending], message };
-  }
+  if (WAITING_STATES.includes(seen.state) && input.terminal === undefined) return waitingFor(input);
   return {
     reason: readyReason(input, seen),
     message: seen.message ?? `The engine is ${seen.state.replace('STATE_', '').toLowerCase()}.`,
@@ -279,6 +287,15 @@ function conditions(input: StatusInput, seen: ObservedState): Condition[] {
   );
 }
 
+/**
+ * The queue status field, when the engine waits in a queue: a position no longer known is
+ * written as null, which a merge patch takes out of what is stored.
+ */
+function queueFields(queueStatus: EngineQueueStatus | undefined): Record<string, unknown> {
+  if (queueStatus === undefined) return {};
+  return { queueStatus: { position: null, ...queueStatus } };
+}
+
 export function planStatus(input: StatusInput): StatusPlan {
   const { kind, engine } = input;
   const seen = observed(input);
@@ -294,6 +311,7 @@ export function planStatus(input: StatusInput): StatusPlan {
     ...(kind.failureReason !== undefined
       ? { [kind.failureReason.field]: seen.failureReason ?? 'FAILURE_REASON_UNSPECIFIED' }
       : {}),
+    ...queueFields(input.queueStatus),
     observedGeneration: engine.metadata.generation ?? 0,
     conditions: conditions(input, seen),
   };
@@ -319,6 +337,10 @@ export function changedFields(
 }
 
 function sameJson(a: unknown, b: unknown): boolean {
-  const plain = (value: unknown): unknown => JSON.parse(JSON.stringify(value)) as unknown;
+  // A field written as null (to take it out, in a merge patch) reads as absent.
+  const plain = (value: unknown): unknown =>
+    JSON.parse(
+      JSON.stringify(value, (key, field: unknown) => (key !== '' && field === null ? undefined : field)),
+    ) as unknown;
   return isDeepStrictEqual(plain(a), plain(b));
 }
