@@ -220,7 +220,7 @@ docs-serve: docs-site/build/index.html ## Serve the built docs site at http://12
 ##@ Benchmarks
 
 .PHONY: bench
-bench: bench-api bench-sandbox bench-access bench-docs ## Run every benchmark
+bench: bench-api bench-sandbox bench-access bench-queue bench-docs ## Run every benchmark
 
 .PHONY: bench-api
 bench-api: deps ## The gateway and the operator against the Kubernetes API alone (ratios, same run)
@@ -233,6 +233,10 @@ bench-sandbox: deps ## Processes, files and streamed output in a sandbox against
 .PHONY: bench-access
 bench-access: deps ## Engines' addresses through the gateway against the engine reached directly, on the real node (ratios, same run)
 	$(NODE) scripts/bench-access.ts
+
+.PHONY: bench-queue
+bench-queue: deps ## Engines contending for GPUs through the queues against StatefulSets queued in Kueue alone (ratios, same run)
+	$(NODE) scripts/bench-queue.ts
 
 .PHONY: bench-docs
 bench-docs: apt-packages docs ## Lighthouse scores of the docs site's home page and a guide page

@@ -31,14 +31,8 @@ export default class LongestFirst extends TestSequencer {
     /** @param {import('@jest/test-result').Test} test */
     const size = (test) => test.context.hasteFS.getSize(test.path) ?? 0;
     for (const test of tests) test.duration = this.time(test);
-    // The real-node files outside real-node.test.ts wait for the machine's one real node while
-    // that file holds it, and a waiting worker runs nothing: they go last.
-    /** @param {import('@jest/test-result').Test} test */
-    const waitsForNode = (test) =>
-      /\/test\/real-node\/[^/]+\.test\.ts$/.test(test.path) && !test.path.endsWith('/real-node.test.ts');
     // Files known by neither come after those known (they are new, and usually short), the bigger first.
     return [...tests].sort((a, b) => {
-      if (waitsForNode(a) !== waitsForNode(b)) return waitsForNode(a) ? 1 : -1;
       const [timeA, timeB] = [seconds(a), seconds(b)];
       if (timeA !== undefined && timeB !== undefined) return timeB - timeA;
       if (timeA !== undefined || timeB !== undefined) return timeA !== undefined ? -1 : 1;
