@@ -139,7 +139,7 @@ const cluster = await startCluster({
     gpusPerNode: GPUS_PER_NODE,
   },
 });
-const result: Record<string, Figures> = {};
+const result: Partial<Record<'product' | 'kueue', Figures>> = {};
 try {
   await cluster.kubectl(['apply', '-f', 'crds/']);
   await cluster.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
@@ -149,9 +149,9 @@ try {
 
   /** Samples the namespace's pods every second into `observed`, until stopped. */
   const sampleQuota = (observed: Observed): (() => Promise<void>) => {
-    let sampling = true;
+    const sampling = new AbortController();
     const loop = (async () => {
-      while (sampling) {
+      while (!sampling.signal.aborted) {
         const pods = (await core.listNamespacedPod({ namespace: NAMESPACE })).items;
         const held = gpusHeld(pods);
         observed.maxHeld = Math.max(observed.maxHeld, held);
@@ -160,7 +160,7 @@ try {
       }
     })();
     return async () => {
-      sampling = false;
+      sampling.abort();
       await loop;
     };
   };
@@ -246,9 +246,9 @@ try {
     });
     const stopSampling = sampleQuota(bare);
     const holds: Promise<void>[] = [];
-    let watching = true;
+    const watching = new AbortController();
     const watch = (async () => {
-      while (watching) {
+      while (!watching.signal.aborted) {
         const pods = (await core.listNamespacedPod({ namespace: NAMESPACE })).items;
         const now = performance.now();
         for (const pod of pods) {
@@ -275,11 +275,11 @@ try {
       timeoutMs: 30 * 60_000,
       intervalMs: 1_000,
     });
-    watching = false;
+    watching.abort();
     await watch;
     await Promise.all(holds);
     await stopSampling();
-    result['kueue'] = figures(bare);
+    result.kueue = figures(bare);
     await waitFor(
       async () =>
         (await core.listNamespacedPod({ namespace: NAMESPACE })).items.length === 0 ? true : undefined,
@@ -341,9 +341,9 @@ try {
   const engines: Observed = { created: new Map(), running: new Map(), freed: [], overQuota: 0, maxHeld: 0 };
   const stopSampling = sampleQuota(engines);
   const holds: Promise<void>[] = [];
-  let watching = true;
+  const watching = new AbortController();
   const watch = (async () => {
-    while (watching) {
+    while (!watching.signal.aborted) {
       const page = await rest('GET', `${ws}/daiEngines?pageSize=1000`);
       const now = performance.now();
       for (const engine of (page['daiEngines'] ?? []) as { name: string; state: string }[]) {
@@ -371,11 +371,11 @@ try {
     timeoutMs: 30 * 60_000,
     intervalMs: 1_000,
   });
-  watching = false;
+  watching.abort();
   await watch;
   await Promise.all(holds);
   await stopSampling();
-  result['product'] = figures(engines);
+  result.product = figures(engines);
   await operator.stop();
   await gateway.stop();
   await store.stopCaches();
@@ -383,9 +383,7 @@ try {
   await cluster.stop();
 }
 
-const product = result['product'];
-const kueue = result['kueue'];
-if (product === undefined || kueue === undefined) throw new Error('a side of the run did not finish');
+const { product, kueue } = result;
 const ms = (value: number): string => `${(value / 1000).toFixed(2)} s`;
 const rows: [string, string, string, string][] = [
   [

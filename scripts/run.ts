@@ -20,7 +20,9 @@ import { DEFAULT_NODE_POOLS } from '../test/cluster/nodes.ts';
 import { createCatalogue, realCatalogue, REAL_CATALOGUE_ID } from '../test/cluster/real-catalogue.ts';
 import { realNodeUnavailable } from '../test/cluster/real-node.ts';
 import { startOperator } from '../operator/src/operator.ts';
+import { dump } from 'js-yaml';
 import { pino } from 'pino';
+import { readQueueingConfig } from '../operator/src/queueing/config.ts';
 import { superviseShutdown } from '../test/cluster/shutdown.ts';
 import { applyConfigurations, webhookCertificate, webhookConfigurations } from '../test/cluster/webhooks.ts';
 import { loginFromEnvironment } from '../gateway/src/access/login-config.ts';
@@ -68,13 +70,22 @@ function port(name: string, fallback: number): number {
 // and steps stop newest first.
 // The real node takes its containers, mounts and network away as it stops: more than the default.
 const shutdown = superviseShutdown({ deadlineMs: 30_000 });
+/** The local GPU class (the simulated GPU nodes) and each workspace's own quota of it. */
+const LOCAL_GPU_CLASS = 'simulated-gpu';
+const LOCAL_WORKSPACE_GPUS = 4;
 // A real node (kubelet + containerd) beside the simulated ones, unless AIEM_REAL_NODE=0 or this
 // machine cannot run one (it needs Linux and root).
 const noRealNode = process.env['AIEM_REAL_NODE'] === '0' ? 'AIEM_REAL_NODE=0' : realNodeUnavailable();
 if (noRealNode !== undefined)
   console.error(`No real node (${noRealNode}): every engine runs on simulated nodes.`);
+// Where the API keeps its resources.
+const namespace = process.env['AIEM_NAMESPACE'] ?? 'ai-engine-manager';
+// GPU queues (Kueue), unless AIEM_QUEUEING=0: engines asking for GPUs wait in their workspace's
+// queue. The queues are described by AIEM_QUEUEING_CONFIG, or by the local default below.
+const queueing = process.env['AIEM_QUEUEING'] !== '0';
 const cluster = await startCluster({
   realNode: noRealNode === undefined,
+  ...(queueing ? { kueue: { namespaces: [namespace] } } : {}),
   log: (message) => {
     console.error(message);
   },
@@ -94,11 +105,11 @@ shutdown.add({
 await cluster.kubectl(['apply', '-f', join(ROOT, 'crds')]);
 await cluster.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
 const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
-// Where the API keeps its resources.
-const namespace = process.env['AIEM_NAMESPACE'] ?? 'ai-engine-manager';
-await cluster.kubeConfig
-  .makeApiClient(CoreV1Api)
-  .createNamespace({ body: { metadata: { name: namespace } } });
+// Kueue's start made it already: it manages the pods of this namespace.
+if (!queueing)
+  await cluster.kubeConfig
+    .makeApiClient(CoreV1Api)
+    .createNamespace({ body: { metadata: { name: namespace } } });
 const store = new ResourceStore(cluster.kubeConfig, namespace);
 const host = process.env['AIEM_HOST'] ?? '127.0.0.1';
 const restPort = port('AIEM_REST_PORT', 8080);
@@ -197,6 +208,7 @@ const operator = await startOperator({
   namespace,
   settings: { publicUrl },
   log: pino({ level: process.env['AIEM_LOG_LEVEL'] ?? 'info', base: { component: 'operator' } }),
+  ...(queueing ? { queueing: readQueueingConfig(queueingConfigFile()) } : {}),
 });
 shutdown.add({ name: 'the operator', stop: () => operator.stop() });
 // Profiles, versions, images and a template that run engines for real on the real node, created
@@ -254,6 +266,7 @@ console.log(
     ...identityLines(info),
     '',
     ...realEngineLines(cluster.realNode !== undefined && adminToken !== undefined),
+    ...queueingLines(),
     '',
     `Try: KUBECONFIG=${info.kubeconfig} ${join(info.kubectlDir, 'kubectl')} get nodes,crds`,
     'Declare resources with kubectl as a user (system:masters passes Kubernetes RBAC; the policy decides):',
@@ -263,6 +276,38 @@ console.log(
     '',
   ].join('\n'),
 );
+/**
+ * The queueing configuration file: AIEM_QUEUEING_CONFIG, or a local default written to the run
+ * folder — the simulated GPU nodes as one GPU class, each workspace's own quota 4 GPUs, lent to
+ * the other workspaces while unused.
+ */
+function queueingConfigFile(): string {
+  const given = process.env['AIEM_QUEUEING_CONFIG'];
+  if (given !== undefined) return given;
+  const file = join(cluster.runDir, 'queueing.yaml');
+  writeFileSync(
+    file,
+    dump({
+      engines: 'gpu',
+      gpuClasses: [{ name: LOCAL_GPU_CLASS, nodeLabels: { 'nvidia.com/gpu.product': 'Simulated-GPU' } }],
+      workspaceQuota: { [LOCAL_GPU_CLASS]: LOCAL_WORKSPACE_GPUS },
+      cohort: 'engines',
+    }),
+  );
+  return file;
+}
+
+/** What the local stack queues, for its banner. */
+function queueingLines(): string[] {
+  if (!queueing) return ['GPU queues are off (AIEM_QUEUEING=0).'];
+  const file = process.env['AIEM_QUEUEING_CONFIG'];
+  return [
+    file === undefined
+      ? `GPU queues (Kueue): engines asking for GPUs wait in their workspace's queue; each workspace has ${LOCAL_WORKSPACE_GPUS} of the simulated GPUs (class "${LOCAL_GPU_CLASS}") and borrows the others' unused ones.`
+      : `GPU queues (Kueue), as ${file} describes them.`,
+  ];
+}
+
 /** Which engines run for real, and which are simulated. */
 function realEngineLines(real: boolean): string[] {
   if (!real)
