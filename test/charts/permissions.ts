@@ -268,6 +268,11 @@ export function operatorClusterNeeds(): Needs {
   return { ...needs, permissions: needs.permissions.filter((p) => p.cluster === true) };
 }
 
+/** Needs but for what GPU queueing calls of Kueue: what the operator calls when queueing is off. */
+export function withoutQueueing(needs: Needs): Needs {
+  return { ...needs, permissions: needs.permissions.filter((p) => !p.group.endsWith(KUEUE)) };
+}
+
 function allOperatorNeeds(): Needs {
   return needsOf(['operator/src', 'shared'], OPERATOR_CALLS, OPERATOR_APPLY, { streams: [], except: [UNINSTALL_SOURCES] });
 }
