@@ -6,8 +6,7 @@
  * was ever deleted, and a paused leader that wakes up after the takeover writes nothing.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { openSync, readFileSync } from 'node:fs';
+import { openSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -30,6 +29,10 @@ const enc = encodeURIComponent;
 const KILLS = 12;
 /** Leader kills after which the leader is paused instead, until the other replica has taken over. */
 const STALLS = new Set([4, 8]);
+/** How long the chaos may go without a leading replica to kill or stall before it gives up. */
+const NO_LEADER_MS = 60_000;
+/** How long, after the last kill, every engine has to reach the state its intent asks for. */
+const SETTLE_MS = 180_000;
 
 /** A small seeded generator, so that a failing run can be replayed with its seed. */
 function random(seed: number): () => number {
@@ -103,20 +106,64 @@ async function inParallel<T>(
   );
 }
 
+/** Whether a process has exited (its exit event may still be on its way). */
+const exited = (child: ChildProcess): boolean => child.exitCode !== null || child.signalCode !== null;
+
+/** Resolves with the exit code once `child` has exited, at once if it already has. */
+function exitOf(child: ChildProcess): Promise<number | null> {
+  if (exited(child)) return Promise.resolve(child.exitCode);
+  return new Promise((resolve) =>
+    child.once('exit', (code: number | null) => {
+      resolve(code);
+    }),
+  );
+}
+
+/** `promise`, or a rejection saying what did not happen within `ms`. */
+async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      reject(new Error(`${what} within ${ms} ms`));
+    }, ms);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** What happened to the replicas, in order, for a failure's message. */
+class Timeline {
+  private readonly started = Date.now();
+  readonly entries: string[] = [];
+
+  note(entry: string): void {
+    this.entries.push(`${((Date.now() - this.started) / 1000).toFixed(1)}s ${entry}`);
+  }
+}
+
+/** How long a woken leader may take to notice it lost its lease and exit (its stop grace is 2 s). */
+const WOKEN_EXIT_MS = 30_000;
+
 class OperatorProcess {
   private child: ChildProcess | undefined;
-  kills = 0;
+  /** Where the current process's lines begin in the log file. */
+  private logStart = 0;
 
   readonly identity: string;
   private readonly kubeconfig: string;
   readonly logFile: string;
   private readonly log: number;
+  private readonly timeline: Timeline;
 
-  constructor(identity: string, kubeconfig: string, logFile: string) {
+  constructor(identity: string, kubeconfig: string, logFile: string, timeline: Timeline) {
     this.identity = identity;
     this.kubeconfig = kubeconfig;
     this.logFile = logFile;
     this.log = openSync(logFile, 'a');
+    this.timeline = timeline;
   }
 
   /** Set while this test stops the process itself (a kill, a stall it must exit from). */
@@ -124,6 +171,7 @@ class OperatorProcess {
 
   start(): void {
     this.stopping = false;
+    this.logStart = statSync(this.logFile).size;
     const child = spawn(process.execPath, [resolve(ROOT, 'operator/src/main.ts')], {
       env: {
         ...process.env,
@@ -143,38 +191,68 @@ class OperatorProcess {
       stdio: ['ignore', this.log, this.log],
     });
     this.child = child;
+    this.timeline.note(`${this.identity} started (pid ${String(child.pid)})`);
     // A replica that exits by itself (on a loaded machine, a leader that missed its renew
     // deadline fences itself off) is started again, as its Deployment's kubelet would.
-    child.once('exit', () => {
-      if (!this.stopping && this.child === child) this.start();
+    child.once('exit', (code, signal) => {
+      if (this.stopping || this.child !== child) return;
+      this.timeline.note(`${this.identity} exited by itself (${String(code ?? signal)})`);
+      this.start();
     });
+  }
+
+  /**
+   * Whether the current process leads: it is running, it has started its controllers, and it has
+   * not said it lost its lease. The lease alone does not say so: a leader that missed its renew
+   * deadline exits and is started again under the same name, as a standby until it wins the lease.
+   */
+  leading(): boolean {
+    const child = this.child;
+    if (child === undefined || exited(child)) return false;
+    const lines = readFileSync(this.logFile).subarray(this.logStart).toString('utf8');
+    return lines.includes('"leading; starting controllers"') && !lines.includes('within the renew deadline');
   }
 
   /** SIGKILL: no chance to finish a step, release the lease or flush anything. */
   async kill(): Promise<void> {
     const child = this.child;
-    if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
+    if (child === undefined || exited(child)) return;
     this.stopping = true;
-    const exited = once(child, 'exit');
+    const exit = exitOf(child);
     child.kill('SIGKILL');
-    await exited;
-    this.kills++;
+    await exit;
+    this.timeline.note(`${this.identity} killed`);
   }
 
-  /** SIGSTOP: the process keeps its connections and its lease but does nothing, as if starved. */
-  pause(): void {
-    this.child?.kill('SIGSTOP');
-  }
-
-  /** SIGCONT; resolves with the exit code once the woken process has exited by itself. */
-  async resume(): Promise<number | null> {
+  /**
+   * Stalls the current process: SIGSTOP (it keeps its connections and its lease but does nothing,
+   * as if starved) until `until` settles, then SIGCONT. Resolves once that same process, woken,
+   * has exited by itself, with its exit code and the apiserver calls it logged after waking.
+   */
+  async stall(
+    until: () => Promise<unknown>,
+  ): Promise<{ exitCode: number | null; callsAfterWaking: string[] }> {
     const child = this.child;
-    if (child === undefined) return null;
+    if (child === undefined) throw new Error(`${this.identity} has no process to stall`);
+    // The stalled process ends with the stall: the test starts the next one itself.
     this.stopping = true;
-    const exited = once(child, 'exit') as Promise<[number | null]>;
-    child.kill('SIGCONT');
-    const [code] = await exited;
-    return code;
+    const exit = exitOf(child);
+    child.kill('SIGSTOP');
+    this.timeline.note(`${this.identity} paused`);
+    try {
+      await until();
+    } finally {
+      child.kill('SIGCONT');
+    }
+    const woken = Date.now();
+    this.timeline.note(`${this.identity} woken`);
+    const exitCode = await within(
+      exit,
+      WOKEN_EXIT_MS,
+      `${this.identity}, woken after losing its lease, did not exit`,
+    );
+    this.timeline.note(`${this.identity} exited after waking (${String(exitCode)})`);
+    return { exitCode, callsAfterWaking: this.callsSince(woken) };
   }
 
   /** The apiserver calls this process logged at or after `since` (ms since the epoch). */
@@ -235,12 +313,14 @@ test('every engine ends as its intent asks, with no orphaned, duplicated or lost
 
   const seed = Number(process.env['AIEM_CHAOS_SEED'] ?? Date.now() % 100_000);
   const next = random(seed);
+  const timeline = new Timeline();
   const replicas = ['resilience-a', 'resilience-b'].map(
     (identity) =>
       new OperatorProcess(
         identity,
         api().cluster.kubeconfigPath,
         join(api().cluster.runDir, `${identity}.log`),
+        timeline,
       ),
   );
   operators.push(...replicas);
@@ -252,24 +332,26 @@ test('every engine ends as its intent asks, with no orphaned, duplicated or lost
   const stalls: { identity: string; exitCode: number | null; callsAfterWaking: string[] }[] = [];
   let kills = 0;
   const stalledAt = new Set<number>();
+  let leaderSeen = Date.now();
   const chaos = (async (): Promise<void> => {
     while (progress.working || kills < KILLS) {
       // Long enough for a new process to start its controllers and get into the work.
       await new Promise((r) => setTimeout(r, 1000 + next() * 3000));
+      // Only a leading process is killed or stalled. The lease may still name a replica whose
+      // process has since exited by itself and been started again, a standby until it wins the
+      // lease back: stalled, it would never exit; killed, it would count as a leader killed.
       const holder = await leaseHolder();
-      const leader = replicas.find((r) => r.identity === holder) ?? first;
+      const leader = replicas.find((r) => r.identity === holder && r.leading());
+      if (leader === undefined) {
+        if (Date.now() - leaderSeen > NO_LEADER_MS) throw new Error(`no replica led for ${NO_LEADER_MS} ms`);
+        continue;
+      }
+      leaderSeen = Date.now();
       const other = leader === first ? second : first;
       if (STALLS.has(kills) && !stalledAt.has(kills)) {
         stalledAt.add(kills);
-        leader.pause();
-        await heldBy(other.identity);
-        const woken = Date.now();
-        const exitCode = await leader.resume();
-        stalls.push({
-          identity: `${leader.identity}@${kills}`,
-          exitCode,
-          callsAfterWaking: leader.callsSince(woken),
-        });
+        const stall = await leader.stall(() => heldBy(other.identity));
+        stalls.push({ identity: `${leader.identity}@${kills}`, ...stall });
         leader.start();
         continue;
       }
@@ -277,7 +359,12 @@ test('every engine ends as its intent asks, with no orphaned, duplicated or lost
       leader.start();
       kills++;
     }
-  })();
+  })().then(
+    () => undefined,
+    (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
+  );
+  /** What happened to the replicas, for a failure's message. */
+  const history = (): string => `seed ${seed}; ${kills} kills; replicas: ${timeline.entries.join(', ')}`;
 
   const all = plans();
   const path = (p: Plan): string => `/v1/${enc(`workspaces/chaos/${COLLECTIONS[p.kind]}/${p.id}`)}`;
@@ -293,7 +380,8 @@ test('every engine ends as its intent asks, with no orphaned, duplicated or lost
     if (p.then === 'delete') await rest('DELETE', path(p));
   });
   progress.working = false;
-  await chaos;
+  const chaosFailed = await chaos;
+  if (chaosFailed !== undefined) throw new Error(`${chaosFailed.message}; ${history()}`);
   expect(kills).toBeGreaterThanOrEqual(KILLS);
   // Each paused leader, once woken after the other took over, exited (lost leadership) having
   // sent the apiserver nothing: no moment in which both acted.
@@ -309,6 +397,7 @@ test('every engine ends as its intent asks, with no orphaned, duplicated or lost
         p.then === 'run' ? 'STATE_RUNNING' : p.kind === 'h2o' ? 'STATE_TERMINATED' : 'STATE_PAUSED',
       ]),
   );
+  const deadline = Date.now() + SETTLE_MS;
   for (const plural of new Set(Object.values(PLURALS))) {
     const states = new Map<string, string | undefined>();
     const why = new Map<string, string>();
@@ -337,7 +426,7 @@ test('every engine ends as its intent asks, with no orphaned, duplicated or lost
       },
       {
         what: `every ${plural} as intended (seed ${seed})`,
-        timeoutMs: 180_000,
+        timeoutMs: Math.max(1, deadline - Date.now()),
         trigger: () => Promise.resolve(),
       },
     ).catch((error: unknown) => {
@@ -350,7 +439,7 @@ test('every engine ends as its intent asks, with no orphaned, duplicated or lost
       );
       const reasons = [...why].map(([name, message]) => `${name} failed: ${message}`);
       throw new Error(
-        `${error instanceof Error ? error.message.slice(0, 200) : JSON.stringify(error)}; ${[...off, ...reasons].join('; ')}`,
+        `${error instanceof Error ? error.message.slice(0, 200) : JSON.stringify(error)}; ${[...off, ...reasons].join('; ')}; ${history()}`,
       );
     });
   }
