@@ -134,15 +134,20 @@ async function within<T>(promise: Promise<T>, ms: number, what: string): Promise
   }
 }
 
-/** What happened to the replicas, in order, for a failure's message. */
+/**
+ * What happened to the replicas, in order, for a failure's message: each entry at its time of
+ * day (UTC), to be read beside the replicas' logs.
+ */
 class Timeline {
-  private readonly started = Date.now();
   readonly entries: string[] = [];
 
   note(entry: string): void {
-    this.entries.push(`${((Date.now() - this.started) / 1000).toFixed(1)}s ${entry}`);
+    this.entries.push(`${new Date().toISOString().slice(11, 23)} ${entry}`);
   }
 }
+const timeline = new Timeline();
+/** Set once the test is over: no replica is started after. */
+let ended = false;
 
 /** How long a woken leader may take to notice it lost its lease and exit (its stop grace is 2 s). */
 const WOKEN_EXIT_MS = 30_000;
@@ -170,6 +175,8 @@ class OperatorProcess {
   private stopping = false;
 
   start(): void {
+    // A test that ran out of time leaves its chaos running: it starts nothing after the end.
+    if (ended) return;
     this.stopping = false;
     this.logStart = statSync(this.logFile).size;
     const child = spawn(process.execPath, [resolve(ROOT, 'operator/src/main.ts')], {
@@ -278,7 +285,11 @@ const leaseHolder = async (): Promise<string | undefined> =>
 const heldBy = (identity: string): Promise<V1Lease> =>
   operatorLeaseHeldBy(api().cluster.kubeConfig, NAMESPACE, identity);
 afterAll(async () => {
+  ended = true;
   for (const operator of operators) await operator.kill();
+  // Also when the test ran out of time, whatever it was waiting for.
+  if ((globalThis.__failedTests ?? 0) > 0)
+    console.error(`Operator replicas:\n${timeline.entries.join('\n')}`);
 });
 const operators: OperatorProcess[] = [];
 
@@ -313,7 +324,7 @@ test('every engine ends as its intent asks, with no orphaned, duplicated or lost
 
   const seed = Number(process.env['AIEM_CHAOS_SEED'] ?? Date.now() % 100_000);
   const next = random(seed);
-  const timeline = new Timeline();
+  timeline.note(`chaos seed ${seed}`);
   const replicas = ['resilience-a', 'resilience-b'].map(
     (identity) =>
       new OperatorProcess(
