@@ -280,6 +280,8 @@ try {
     await Promise.all(holds);
     await stopSampling();
     result.kueue = figures(bare);
+    // Printed as soon as known: the product's side of a long run may be stopped.
+    console.error(`measured: Kueue alone ${JSON.stringify(result.kueue)}`);
     await waitFor(
       async () =>
         (await core.listNamespacedPod({ namespace: NAMESPACE })).items.length === 0 ? true : undefined,
