@@ -147,26 +147,68 @@ try {
   const apps = cluster.kubeConfig.makeApiClient(AppsV1Api);
   const custom = cluster.kubeConfig.makeApiClient(CustomObjectsApi);
 
-  /** Samples the namespace's pods every second into `observed`, until stopped. */
-  const sampleQuota = (observed: Observed): (() => Promise<void>) => {
-    const sampling = new AbortController();
-    const loop = (async () => {
-      while (!sampling.signal.aborted) {
-        const pods = (await core.listNamespacedPod({ namespace: NAMESPACE })).items;
-        const held = gpusHeld(pods);
-        observed.maxHeld = Math.max(observed.maxHeld, held);
-        if (held > QUOTA) observed.overQuota++;
-        await new Promise((done) => setTimeout(done, 1_000));
-      }
-    })();
-    return async () => {
-      sampling.abort();
-      await loop;
+  /**
+   * One side of the run: creates ENGINES of what `side` makes, watches which run (a list every
+   * POLL_MS), frees each one's GPU HOLD_MS after it runs, and samples the GPUs held every second.
+   */
+  const contend = async (side: {
+    what: string;
+    /** Creates the i-th one; its name as `running` reports it. */
+    create: (i: number) => Promise<string>;
+    /** The names of those running now. */
+    running: () => Promise<string[]>;
+    /** Stops one, freeing its GPU. */
+    free: (name: string) => Promise<void>;
+  }): Promise<Figures> => {
+    const observed: Observed = {
+      created: new Map(),
+      running: new Map(),
+      freed: [],
+      overQuota: 0,
+      maxHeld: 0,
     };
+    const stopping = new AbortController();
+    const every = async (ms: number, work: () => Promise<void>): Promise<void> => {
+      while (!stopping.signal.aborted) {
+        await work();
+        await new Promise((done) => setTimeout(done, ms));
+      }
+    };
+    const holds: Promise<void>[] = [];
+    const sampling = every(1_000, async () => {
+      const held = gpusHeld((await core.listNamespacedPod({ namespace: NAMESPACE })).items);
+      observed.maxHeld = Math.max(observed.maxHeld, held);
+      if (held > QUOTA) observed.overQuota++;
+    });
+    const watching = every(POLL_MS, async () => {
+      const names = await side.running();
+      const now = performance.now();
+      for (const name of names.filter((n) => !observed.running.has(n))) {
+        observed.running.set(name, now);
+        holds.push(
+          new Promise((done) => setTimeout(done, HOLD_MS)).then(async () => {
+            await side.free(name);
+            observed.freed.push(performance.now());
+          }),
+        );
+      }
+    });
+    await inParallel(ENGINES, CONCURRENCY, async (i) => {
+      const started = performance.now();
+      observed.created.set(await side.create(i), started);
+    });
+    await waitFor(() => Promise.resolve(observed.running.size >= ENGINES ? true : undefined), {
+      what: `${ENGINES} ${side.what} to have run`,
+      timeoutMs: 30 * 60_000,
+      intervalMs: 1_000,
+    });
+    stopping.abort();
+    await Promise.all([sampling, watching]);
+    await Promise.all(holds);
+    return figures(observed);
   };
 
   // ---- Kueue alone: bare StatefulSets in a LocalQueue of the same quota.
-  const bare: Observed = { created: new Map(), running: new Map(), freed: [], overQuota: 0, maxHeld: 0 };
   {
     const objects: [string, string, object][] = [
       [
@@ -244,42 +286,21 @@ try {
         },
       },
     });
-    const stopSampling = sampleQuota(bare);
-    const holds: Promise<void>[] = [];
-    const watching = new AbortController();
-    const watch = (async () => {
-      while (!watching.signal.aborted) {
-        const pods = (await core.listNamespacedPod({ namespace: NAMESPACE })).items;
-        const now = performance.now();
-        for (const pod of pods) {
-          const name = pod.metadata?.labels?.['bare'];
-          if (name === undefined || pod.status?.phase !== 'Running' || bare.running.has(name)) continue;
-          bare.running.set(name, now);
-          holds.push(
-            new Promise((done) => setTimeout(done, HOLD_MS)).then(async () => {
-              await apps.deleteNamespacedStatefulSet({ name, namespace: NAMESPACE });
-              bare.freed.push(performance.now());
-            }),
-          );
-        }
-        await new Promise((done) => setTimeout(done, POLL_MS));
-      }
-    })();
-    await inParallel(ENGINES, CONCURRENCY, async (i) => {
-      const name = `bare-${i}`;
-      bare.created.set(name, performance.now());
-      await apps.createNamespacedStatefulSet({ namespace: NAMESPACE, body: statefulSet(name) });
+    result.kueue = await contend({
+      what: 'bare StatefulSets',
+      create: async (i) => {
+        const name = `bare-${i}`;
+        await apps.createNamespacedStatefulSet({ namespace: NAMESPACE, body: statefulSet(name) });
+        return name;
+      },
+      running: async () =>
+        (await core.listNamespacedPod({ namespace: NAMESPACE })).items
+          .filter((pod) => pod.status?.phase === 'Running')
+          .flatMap((pod) => pod.metadata?.labels?.['bare'] ?? []),
+      free: async (name) => {
+        await apps.deleteNamespacedStatefulSet({ name, namespace: NAMESPACE });
+      },
     });
-    await waitFor(() => Promise.resolve(bare.running.size >= ENGINES ? true : undefined), {
-      what: `${ENGINES} bare StatefulSets to have run`,
-      timeoutMs: 30 * 60_000,
-      intervalMs: 1_000,
-    });
-    watching.abort();
-    await watch;
-    await Promise.all(holds);
-    await stopSampling();
-    result.kueue = figures(bare);
     // Printed as soon as known: the product's side of a long run may be stopped.
     console.error(`measured: Kueue alone ${JSON.stringify(result.kueue)}`);
     await waitFor(
@@ -340,44 +361,28 @@ try {
     yamlGpuTolerations: `- key: ${GPU_TAINT.key}\n  operator: Exists\n  effect: ${GPU_TAINT.effect}\n`,
   });
   await rest('POST', `${ws}/daiEngineVersions?daiEngineVersionId=1.10.6`, { image: 'dai' });
-  const engines: Observed = { created: new Map(), running: new Map(), freed: [], overQuota: 0, maxHeld: 0 };
-  const stopSampling = sampleQuota(engines);
-  const holds: Promise<void>[] = [];
-  const watching = new AbortController();
-  const watch = (async () => {
-    while (!watching.signal.aborted) {
-      const page = await rest('GET', `${ws}/daiEngines?pageSize=1000`);
-      const now = performance.now();
-      for (const engine of (page['daiEngines'] ?? []) as { name: string; state: string }[]) {
-        if (engine.state !== 'STATE_RUNNING' || engines.running.has(engine.name)) continue;
-        engines.running.set(engine.name, now);
-        holds.push(
-          new Promise((done) => setTimeout(done, HOLD_MS)).then(async () => {
-            await rest('POST', `/v1/${engine.name}:pause`, {});
-            engines.freed.push(performance.now());
-          }),
-        );
-      }
-      await new Promise((done) => setTimeout(done, POLL_MS));
-    }
-  })();
-  await inParallel(ENGINES, CONCURRENCY, async (i) => {
-    engines.created.set(`workspaces/bench/daiEngines/e${i}`, performance.now());
-    await rest('POST', `${ws}/daiEngines?daiEngineId=e${i}`, {
-      profile: 'workspaces/bench/daiEngineProfiles/gpu',
-      daiEngineVersion: 'workspaces/bench/daiEngineVersions/1.10.6',
-    });
+  result.product = await contend({
+    what: 'engines',
+    create: async (i) => {
+      await rest('POST', `${ws}/daiEngines?daiEngineId=e${i}`, {
+        profile: 'workspaces/bench/daiEngineProfiles/gpu',
+        daiEngineVersion: 'workspaces/bench/daiEngineVersions/1.10.6',
+      });
+      return `workspaces/bench/daiEngines/e${i}`;
+    },
+    running: async () =>
+      (
+        ((await rest('GET', `${ws}/daiEngines?pageSize=1000`))['daiEngines'] ?? []) as {
+          name: string;
+          state: string;
+        }[]
+      )
+        .filter((engine) => engine.state === 'STATE_RUNNING')
+        .map((engine) => engine.name),
+    free: async (name) => {
+      await rest('POST', `/v1/${name}:pause`, {});
+    },
   });
-  await waitFor(() => Promise.resolve(engines.running.size >= ENGINES ? true : undefined), {
-    what: `${ENGINES} engines to have run`,
-    timeoutMs: 30 * 60_000,
-    intervalMs: 1_000,
-  });
-  watching.abort();
-  await watch;
-  await Promise.all(holds);
-  await stopSampling();
-  result.product = figures(engines);
   await operator.stop();
   await gateway.stop();
   await store.stopCaches();
