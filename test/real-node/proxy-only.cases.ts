@@ -140,15 +140,22 @@ describe("the chart's default engine peers on the real node", () => {
     const [notebookPod, sandboxPod] = await Promise.all(pods.map(ready));
     urls.notebook = `http://${notebookPod?.status?.podIP ?? ''}:${NOTEBOOK_PORT}/`;
     urls.sandbox = `http://${sandboxPod?.status?.podIP ?? ''}:${SANDBOX_PORT}/`;
-    // The agent learns of pods and policies through watches: wait until it judges by them.
-    await waitFor(
-      async () => ((await reaches('other-engine', NAMESPACE, urls.notebook)) ? undefined : true),
-      {
-        what: 'another engine to be refused the notebook',
-        timeoutMs: 30_000,
-      },
-    );
-  }, 180_000);
+    // The agent learns of pods and policies through watches, and refuses a connection from a pod
+    // it has not seen yet: wait until it has seen every pod (each allowed peer, of both namespaces,
+    // gets its answer) before judging what it refuses.
+    const allowed: [string, string, string][] = [
+      ['gateway', NAMESPACE, urls.notebook],
+      ['gateway', NAMESPACE, urls.sandbox],
+      ['operator', NAMESPACE, urls.notebook],
+      ['operator', NAMESPACE, urls.sandbox],
+      ['controller', ELSEWHERE, urls.sandbox],
+    ];
+    for (const [from, namespace, url] of allowed)
+      await waitFor(async () => ((await reaches(from, namespace, url)) ? true : undefined), {
+        what: `${from} to get an answer from ${url}`,
+        timeoutMs: 60_000,
+      });
+  }, 300_000);
 
   test("the gateway's and the operator's pods open a notebook's port and a sandbox's", async () => {
     for (const from of ['gateway', 'operator']) {
