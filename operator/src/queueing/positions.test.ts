@@ -1,5 +1,5 @@
 import { pino } from 'pino';
-import { QueuePositions, type PendingOrder } from './positions.ts';
+import { QueuePositions, tellNow, type PendingOrder } from './positions.ts';
 
 describe('QueuePositions', () => {
   test('asks a queue only while engines of it wait, and tells only the positions that changed', async () => {
@@ -64,5 +64,61 @@ describe('QueuePositions, a Workload never listed', () => {
     } finally {
       positions.stop();
     }
+  });
+});
+
+describe('QueuePositions, engines deep in a long queue', () => {
+  test('are told a new position at most once per refresh period, but at once when they become next', async () => {
+    let order: PendingOrder = new Map([['deep', 300]]);
+    let clock = 0;
+    const changed: string[] = [];
+    let readCount = 0;
+    const positions = new QueuePositions({
+      read: () => {
+        readCount++;
+        return Promise.resolve(order);
+      },
+      changed: (workload) => changed.push(workload),
+      log: pino({ level: 'silent' }),
+      intervalMs: 5,
+      refreshMs: 10_000,
+      now: () => clock,
+    });
+    /** Waits until the queue has been read `count` more times. */
+    const reads = async (count: number): Promise<void> => {
+      const target = readCount + count;
+      await until(() => readCount >= target);
+    };
+    try {
+      expect(positions.positionOf('q', 'deep')).toBeUndefined();
+      await until(() => changed.length === 1);
+      expect(positions.positionOf('q', 'deep')).toBe(300);
+      // Admissions move it every read; within the period it keeps the position it was told.
+      for (const position of [299, 298, 297]) {
+        order = new Map([['deep', position]]);
+        clock += 1_000;
+        await reads(2);
+      }
+      expect(changed).toHaveLength(1);
+      expect(positions.positionOf('q', 'deep')).toBe(300);
+      clock += 7_000;
+      await until(() => changed.length === 2);
+      expect(positions.positionOf('q', 'deep')).toBe(297);
+      // Next in line: told at once, within the period.
+      order = new Map([['deep', 0]]);
+      clock += 1;
+      await until(() => changed.length === 3);
+      expect(positions.positionOf('q', 'deep')).toBe(0);
+    } finally {
+      positions.stop();
+    }
+  });
+
+  test('the rule: the first position and becoming next at once, other moves once per period, no move never', () => {
+    expect(tellNow({ unseen: 0 }, 40, 0, 10_000)).toBe(true);
+    expect(tellNow({ position: 40, toldAt: 0, unseen: 0 }, 40, 60_000, 10_000)).toBe(false);
+    expect(tellNow({ position: 40, toldAt: 0, unseen: 0 }, 39, 9_999, 10_000)).toBe(false);
+    expect(tellNow({ position: 40, toldAt: 0, unseen: 0 }, 39, 10_000, 10_000)).toBe(true);
+    expect(tellNow({ position: 3, toldAt: 0, unseen: 0 }, 0, 1, 10_000)).toBe(true);
   });
 });

@@ -2,6 +2,13 @@
  * Queued engines' places in their queues, from Kueue's visibility API (the pending Workloads of a
  * LocalQueue, in order). Nothing is watchable there, so a queue is asked every couple of seconds —
  * only while engines of it wait, and only the positions that changed queue their engines again.
+ *
+ * Each admission moves every engine behind it one place, and each told move is a status write: with
+ * hundreds waiting, telling every move would spend the apiserver on writes no one needs while the
+ * admissions that matter wait behind them. So a waiting engine's new position is told at most once
+ * per POSITION_REFRESH_MS — except its first position, and its becoming next in line, which are
+ * told at once. The writes are then bounded by waiting engines / refresh period, whatever the pace
+ * of admissions.
  */
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
@@ -10,6 +17,8 @@ export const VISIBILITY_GROUP = 'visibility.kueue.x-k8s.io';
 export const VISIBILITY_VERSION = 'v1beta2';
 /** How often a queue with engines waiting is asked for its order. */
 export const POSITIONS_POLL_MS = 2000;
+/** How often, at most, a waiting engine is told that its position changed (see above). */
+export const POSITION_REFRESH_MS = 10_000;
 /**
  * Reads after which a Workload never seen pending is no longer asked for: Kueue lists a new
  * Workload within moments, so one still unlisted is gone (its engine deleted) or admitted.
@@ -47,6 +56,8 @@ export class QueuePositions {
   private readonly changed: (workload: string) => void;
   private readonly log: Logger;
   private readonly intervalMs: number;
+  private readonly refreshMs: number;
+  private readonly now: () => number;
   /** The Workloads of each LocalQueue whose engines wait: the position last told, or the reads that did not list it. */
   private readonly waiting = new Map<string, Map<string, Place>>();
   private timer: NodeJS.Timeout | undefined;
@@ -59,11 +70,16 @@ export class QueuePositions {
     changed: (workload: string) => void;
     log: Logger;
     intervalMs?: number;
+    refreshMs?: number;
+    /** The clock, in milliseconds. */
+    now?: () => number;
   }) {
     this.read = options.read;
     this.changed = options.changed;
     this.log = options.log;
     this.intervalMs = options.intervalMs ?? POSITIONS_POLL_MS;
+    this.refreshMs = options.refreshMs ?? POSITION_REFRESH_MS;
+    this.now = options.now ?? Date.now;
   }
 
   /**
@@ -125,11 +141,12 @@ export class QueuePositions {
       this.log.debug({ err: error, localQueue }, 'reading queue positions failed');
       return;
     }
+    const now = this.now();
     for (const [workload, place] of [...workloads]) {
       const position = order.get(workload);
-      if (position !== undefined && position === place.position) continue;
       if (position !== undefined) {
-        workloads.set(workload, { position, unseen: 0 });
+        if (!tellNow(place, position, now, this.refreshMs)) continue;
+        workloads.set(workload, { position, unseen: 0, toldAt: now });
         this.changed(workload);
       } else if (place.position !== undefined || place.unseen + 1 >= UNSEEN_READS) {
         // No longer pending (or never listed): forgotten; its engine, reconciled, says again if it waits.
@@ -141,8 +158,16 @@ export class QueuePositions {
   }
 }
 
-/** Where a waiting Workload stands: its position as last told, or how many reads did not list it yet. */
-interface Place {
+/** Where a waiting Workload stands: its position as last told and when, or how many reads did not list it yet. */
+export interface Place {
   position?: number;
+  toldAt?: number;
   unseen: number;
+}
+
+/** Whether a waiting Workload's position just read is to be told now (see the module's comment). */
+export function tellNow(place: Place, position: number, now: number, refreshMs: number): boolean {
+  if (position === place.position) return false;
+  if (place.position === undefined || place.toldAt === undefined || position === 0) return true;
+  return now - place.toldAt >= refreshMs;
 }
