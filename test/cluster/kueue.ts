@@ -114,6 +114,18 @@ export function kueueConfiguration(options: {
     // Its certificates come from the cluster's CA, as the product's webhooks' do.
     internalCertManagement: { enable: false },
     integrations: { frameworks: FRAMEWORKS },
+    // As Kueue's release manifests configure its manager (its built-in defaults, 20 requests per
+    // second and one worker per kind, hold a queue of hundreds to about one admission a second).
+    controller: {
+      groupKindConcurrency: {
+        Pod: 5,
+        'Workload.kueue.x-k8s.io': 5,
+        'LocalQueue.kueue.x-k8s.io': 1,
+        'ClusterQueue.kueue.x-k8s.io': 1,
+        'ResourceFlavor.kueue.x-k8s.io': 1,
+      },
+    },
+    clientConnection: { qps: 50, burst: 100 },
     // Its visibility API (pending workloads in order: a queued engine's position), aggregated
     // by the apiserver as metrics-server's is.
     visibilityServer: { bindAddress: '127.0.0.1', bindPort: options.visibilityPort },
