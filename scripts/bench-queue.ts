@@ -193,6 +193,12 @@ try {
         );
       }
     });
+    // A long run says how far it got, so a slow side shows its pace before it ends.
+    const progress = every(30_000, () => {
+      if (observed.running.size > 0)
+        console.error(`${side.what}: ${observed.running.size} of ${ENGINES} have run`);
+      return Promise.resolve();
+    });
     await inParallel(ENGINES, CONCURRENCY, async (i) => {
       const started = performance.now();
       observed.created.set(await side.create(i), started);
@@ -203,7 +209,7 @@ try {
       intervalMs: 1_000,
     });
     stopping.abort();
-    await Promise.all([sampling, watching]);
+    await Promise.all([sampling, watching, progress]);
     await Promise.all(holds);
     return figures(observed);
   };
@@ -383,6 +389,18 @@ try {
       await rest('POST', `/v1/${name}:pause`, {});
     },
   });
+  // What the operator asked of the apiserver for it, per engine: where its time goes.
+  const requests = (await operator.registry.getSingleMetric('aiem_kube_requests_total')?.get())?.values ?? [];
+  const byVerb = new Map<string, number>();
+  for (const { labels, value } of requests) {
+    const verb = String(labels['verb']);
+    byVerb.set(verb, (byVerb.get(verb) ?? 0) + value);
+  }
+  console.error(
+    `operator requests per engine: ${[...byVerb]
+      .map(([verb, count]) => `${verb} ${(count / ENGINES).toFixed(1)}`)
+      .join(', ')}`,
+  );
   await operator.stop();
   await gateway.stop();
   await store.stopCaches();
