@@ -5,12 +5,18 @@
  * one, which ends PAUSED with its data and resumes into the queue; workspaces of a cohort borrow
  * each other's idle GPUs and get them back; and queue time is not running time.
  */
-import { CoreV1Api, CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
+import {
+  AppsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  type V1Pod,
+  type V1StatefulSet,
+} from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { startOperator, type Operator } from '../../operator/src/operator.ts';
 import { parseQueueingConfig, type QueueingConfig } from '../../operator/src/queueing/config.ts';
 import { ENGINE_UID_LABEL } from '../../shared/resources.ts';
-import { ADMISSION_GATE } from '../cluster/kueue.ts';
+import { ADMISSION_GATE, QUEUE_LABEL } from '../cluster/kueue.ts';
 import { waitFor } from '../cluster/wait.ts';
 import { GATEWAY_POD, useApiServer } from '../helpers/api-server.ts';
 import { numeric, ok, PROFILE } from './fixtures.ts';
@@ -38,8 +44,8 @@ afterAll(async () => {
 });
 const api = useApiServer({ namespace: NAMESPACE, cluster: { kueue: { namespaces: [NAMESPACE] } } });
 
-/** Runs the operator of the file with `config` (stopping the one running). */
-async function runOperator(config: QueueingConfig): Promise<void> {
+/** Runs the operator of the file with `config`, or with queueing off (stopping the one running). */
+async function runOperator(config: QueueingConfig | undefined): Promise<void> {
   await operator?.stop();
   operator = await startOperator({
     kubeConfig: api().cluster.kubeConfig,
@@ -147,6 +153,16 @@ function until(
     },
     { what: `${id} ${what}`, timeoutMs, intervalMs: 200, explain: () => JSON.stringify(last) },
   );
+}
+
+/** The uids of the engine's volume claims: the same uids, the same data. */
+async function claimsOf(engineUid: string): Promise<string[]> {
+  const core = api().cluster.kubeConfig.makeApiClient(CoreV1Api);
+  const claims = await core.listNamespacedPersistentVolumeClaim({
+    namespace: NAMESPACE,
+    labelSelector: `${ENGINE_UID_LABEL}=${engineUid}`,
+  });
+  return claims.items.map((c) => c.metadata?.uid ?? '');
 }
 
 /** Deletes every engine of the workspace and resolves once they are gone. */
@@ -304,14 +320,6 @@ describe('GPU queueing', () => {
       state: 'STATE_ADMITTED',
       queue: 'workspaces/prio',
     });
-    const core = api().cluster.kubeConfig.makeApiClient(CoreV1Api);
-    const claimsOf = async (uid: string): Promise<string[]> =>
-      (
-        await core.listNamespacedPersistentVolumeClaim({
-          namespace: NAMESPACE,
-          labelSelector: `${ENGINE_UID_LABEL}=${uid}`,
-        })
-      ).items.map((c) => c.metadata?.uid ?? '');
     const claims = await claimsOf(low.uid);
     expect(claims).toHaveLength(1);
 
@@ -368,6 +376,45 @@ describe('GPU queueing', () => {
     // Stopped by its limit, counted from when it began to run.
     await until(workspace, 'short', 'paused by its limit', (e) => e.state === 'STATE_PAUSED', 30_000);
     expect(Date.now() - since).toBeGreaterThanOrEqual(6_000);
+    await deleteAll(workspace);
+  }, 120_000);
+
+  test('an engine started before queueing was on runs on, and joins its queue at its next start with its data', async () => {
+    const workspace = 'before';
+    await runOperator(undefined);
+    const engine = await createNotebook(workspace, 'early');
+    await until(workspace, 'early', 'running without queueing', (e) => e.state === 'STATE_RUNNING');
+    const claims = await claimsOf(engine.uid);
+    expect(claims).toHaveLength(1);
+    const apps = api().cluster.kubeConfig.makeApiClient(AppsV1Api);
+    const setOf = async (): Promise<V1StatefulSet | undefined> =>
+      (
+        await apps.listNamespacedStatefulSet({
+          namespace: NAMESPACE,
+          labelSelector: `${ENGINE_UID_LABEL}=${engine.uid}`,
+        })
+      ).items[0];
+    expect((await setOf())?.metadata?.labels).not.toHaveProperty([QUEUE_LABEL]);
+
+    await runOperator(parseQueueingConfig(BASE_CONFIG));
+    await rest('POST', `/v1/${enc(nameOf(workspace, 'early'))}:pause`);
+    await until(workspace, 'early', 'paused', (e) => e.state === 'STATE_PAUSED');
+    await waitFor(async () => ((await setOf()) === undefined ? true : undefined), {
+      what: "the engine's StatefulSet made before queueing to be gone",
+      timeoutMs: 30_000,
+    });
+    expect(await claimsOf(engine.uid)).toEqual(claims);
+
+    await rest('POST', `/v1/${enc(nameOf(workspace, 'early'))}:resume`);
+    const running = await until(
+      workspace,
+      'early',
+      'running in its queue',
+      (e) => e.state === 'STATE_RUNNING',
+    );
+    expect(running.queueStatus).toMatchObject({ state: 'STATE_ADMITTED', queue: 'workspaces/before' });
+    expect((await setOf())?.metadata?.labels?.[QUEUE_LABEL]).toBe('workspace-before');
+    expect(await claimsOf(engine.uid)).toEqual(claims);
     await deleteAll(workspace);
   }, 120_000);
 

@@ -93,6 +93,9 @@ type Verb = 'create' | 'patch' | 'delete' | 'get';
  * The writes a reconcile makes: what the reconciler needs of the client, so that it can also run
  * on a cluster kept in memory (memory-cluster.ts).
  */
+/** What becomes of the objects a deleted object owns: deleted with it, or left without an owner. */
+export type Dependents = 'delete' | 'orphan';
+
 export type EngineWrites = Pick<
   KubeClient,
   | 'patchEngine'
@@ -245,10 +248,15 @@ export class KubeClient {
     await this.remove(`Pod/${name}`, (namespace) => this.core.deleteNamespacedPod({ name, namespace }));
   }
 
-  /** Deletes an engine's StatefulSet (its pods go with it). */
-  async deleteStatefulSet(name: string): Promise<void> {
+  /**
+   * Deletes an engine's StatefulSet: its pods go with it; or, `orphan`ing what it owns, the
+   * garbage collector first takes the set off its claims (and revisions), which then outlive it
+   * whatever its claim retention policy says — a set made anew under the name adopts them.
+   */
+  async deleteStatefulSet(name: string, dependents: Dependents = 'delete'): Promise<void> {
+    const propagationPolicy = dependents === 'orphan' ? 'Orphan' : 'Background';
     await this.remove(`StatefulSet/${name}`, (namespace) =>
-      this.apps.deleteNamespacedStatefulSet({ name, namespace, propagationPolicy: 'Background' }),
+      this.apps.deleteNamespacedStatefulSet({ name, namespace, propagationPolicy }),
     );
   }
 

@@ -502,7 +502,14 @@ export class MemoryCluster {
           return structuredClone(grown);
         }),
       deletePod: remove('Pod', this.pods),
-      deleteStatefulSet: remove('StatefulSet', this.statefulSets),
+      // Claims here have no owner, so orphaning them changes nothing but the record of the call.
+      deleteStatefulSet: (name, dependents) =>
+        call(
+          `delete StatefulSet/${name}${dependents === 'orphan' ? ' orphaning its dependents' : ''}`,
+          () => {
+            this.statefulSets.remove(name);
+          },
+        ),
       deleteService: remove('Service', this.services),
       deleteConfigMap: remove('ConfigMap', this.configMaps),
       deleteNetworkPolicy: remove('NetworkPolicy', this.networkPolicies),

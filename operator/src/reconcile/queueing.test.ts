@@ -214,6 +214,46 @@ describe('EngineReconciler with queueing', () => {
     expect(cluster.claims.get(dataClaimName(kind, engine, 0))).toBeDefined();
   });
 
+  test('an engine started before queueing was on joins its queue at its next start, its claim kept', async () => {
+    const { cluster, kueue, reconciler } = scene();
+    const before = new EngineReconciler<'NotebookEngine'>({
+      kube: cluster.kube,
+      view: cluster.view,
+      kind,
+      settings: { publicUrl: 'https://cloud.example.com' },
+    });
+    await settle(before, cluster);
+    const setName = workloadName(kind, stored(cluster));
+    expect(cluster.statefulSets.get(setName)?.metadata?.labels).not.toHaveProperty([
+      'kueue.x-k8s.io/queue-name',
+    ]);
+    cluster.startPods(setName, POD_READY);
+    const claim = dataClaimName(kind, stored(cluster), 0);
+
+    // Queueing is turned on while it runs: it runs on, outside the queue.
+    await settle(reconciler, cluster);
+    expect(cluster.statefulSets.get(setName)?.spec?.replicas).toBe(1);
+    // Paused: the set is scaled down first, and goes once its pod has, orphaning its claim.
+    cluster.editEngine(kind, NAME, { spec: { paused: true } });
+    await settle(reconciler, cluster);
+    expect(cluster.statefulSets.get(setName)?.spec?.replicas).toBe(0);
+    cluster.collectGarbage();
+    await settle(reconciler, cluster);
+    expect(cluster.statefulSets.get(setName)).toBeUndefined();
+    expect(cluster.writes).toContain(`delete StatefulSet/${setName} orphaning its dependents`);
+    expect(cluster.claims.get(claim)).toBeDefined();
+
+    // Resumed: made anew, in its queue, with the same claim.
+    cluster.editEngine(kind, NAME, { spec: { paused: false } });
+    await settle(reconciler, cluster);
+    expect(cluster.statefulSets.get(setName)?.metadata?.labels).toMatchObject({
+      'kueue.x-k8s.io/queue-name': 'workspace-w1',
+    });
+    expect(kueue.ensured).toContainEqual({ workspace: 'w1', priority: 7, gpuResources: ['nvidia.com/gpu'] });
+    cluster.startPods(setName, POD_PENDING);
+    expect(cluster.claims.all().map((c) => c.metadata?.name)).toEqual([claim]);
+  });
+
   test('an engine without GPUs does not queue', async () => {
     const { cluster, kueue, reconciler } = scene();
     cluster.editEngine(kind, NAME, { spec: { gpu: 0 } });

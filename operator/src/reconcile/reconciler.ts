@@ -236,13 +236,30 @@ export class EngineReconciler<K extends EngineKindName = EngineKindName> {
     // first starts, not for every engine created (or held) paused.
     if (stopped && !present(view.statefulSets.get(name))) return;
     const labels = this.queueLabelsFor(engine, queue);
-    if (labels[QUEUE_LABEL] !== undefined) {
-      // A queued engine stops by losing its StatefulSet (its volume is kept): scaled to zero,
-      // Kueue 0.17 may leave the set's Workload holding the quota.
-      if (stopped) return this.deps.kube.deleteStatefulSet(name);
-      if (queue !== undefined) await this.deps.queueing?.ensure(queue);
-    }
+    if (stopped && (labels[QUEUE_LABEL] !== undefined || queue !== undefined))
+      return this.stopQueued(engine, desired, labels);
+    if (labels[QUEUE_LABEL] !== undefined && queue !== undefined) await this.deps.queueing?.ensure(queue);
     await this.applyOwned(engine, desired, queuedStatefulSet(desired.statefulSet, labels));
+  }
+
+  /**
+   * Stops an engine whose StatefulSet is in a queue, or is to be: a queued engine stops by losing
+   * its StatefulSet, its volume kept (scaled to zero, Kueue 0.17 may leave the set's Workload
+   * holding the quota). A set made before queueing was on goes the same way, so that the next
+   * start makes it anew in its queue — sets join queues only when made, as Kueue's scale-from-zero
+   * path is the one its known bugs live on. It is scaled down first and goes once its pods have,
+   * orphaning its claims: they outlive it whatever its retention policy says.
+   */
+  private async stopQueued(
+    engine: EngineResource<K>,
+    desired: DesiredObjects,
+    labels: Record<string, string>,
+  ): Promise<void> {
+    const name = workloadName(this.deps.kind, engine);
+    if (labels[QUEUE_LABEL] !== undefined) return this.deps.kube.deleteStatefulSet(name);
+    if (this.deps.view.pods.of(uidOf(engine)).some(live))
+      return this.applyOwned(engine, desired, desired.statefulSet);
+    return this.deps.kube.deleteStatefulSet(name, 'orphan');
   }
 
   /** Writes each desired object that differs from what is there, with the StatefulSet as `statefulSet`. */
