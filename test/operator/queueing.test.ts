@@ -63,12 +63,17 @@ const enc = encodeURIComponent;
 const rest = (method: string, path: string, body?: unknown): Promise<Record<string, unknown>> =>
   ok(api().rest(method, path, body));
 
-/** Notebook profiles asking for one GPU: at queue priority 0, at 100, and one running 6 s at most. */
+/** Notebook profiles asking for one GPU: at queue priority 0, at 100, one running 6 s at most, and one tolerating the GPU nodes' taint. */
 const GPU_PROFILE = { ...PROFILE, gpuConstraint: numeric('1', '1', '4') };
 const PROFILES: Record<string, object> = {
   gpu: GPU_PROFILE,
   'gpu-high': { ...GPU_PROFILE, queuePriority: 100 },
   'gpu-short': { ...GPU_PROFILE, maxRunningDurationConstraint: { min: '0s', default: '6s' } },
+  // Lets its engines on the GPU nodes by itself, as engines must when no queue's GPU class does.
+  'gpu-tolerating': {
+    ...GPU_PROFILE,
+    yamlGpuTolerations: '- key: nvidia.com/gpu\n  operator: Exists\n  effect: NoSchedule\n',
+  },
 };
 
 beforeAll(async () => {
@@ -382,40 +387,44 @@ describe('GPU queueing', () => {
   test('an engine started before queueing was on runs on, and joins its queue at its next start with its data', async () => {
     const workspace = 'before';
     await runOperator(undefined);
-    const engine = await createNotebook(workspace, 'early');
-    await until(workspace, 'early', 'running without queueing', (e) => e.state === 'STATE_RUNNING');
-    const claims = await claimsOf(engine.uid);
-    expect(claims).toHaveLength(1);
-    const apps = api().cluster.kubeConfig.makeApiClient(AppsV1Api);
-    const setOf = async (): Promise<V1StatefulSet | undefined> =>
-      (
-        await apps.listNamespacedStatefulSet({
-          namespace: NAMESPACE,
-          labelSelector: `${ENGINE_UID_LABEL}=${engine.uid}`,
-        })
-      ).items[0];
-    expect((await setOf())?.metadata?.labels).not.toHaveProperty([QUEUE_LABEL]);
+    try {
+      const engine = await createNotebook(workspace, 'early', 'gpu-tolerating');
+      await until(workspace, 'early', 'running without queueing', (e) => e.state === 'STATE_RUNNING');
+      const claims = await claimsOf(engine.uid);
+      expect(claims).toHaveLength(1);
+      const apps = api().cluster.kubeConfig.makeApiClient(AppsV1Api);
+      const setOf = async (): Promise<V1StatefulSet | undefined> =>
+        (
+          await apps.listNamespacedStatefulSet({
+            namespace: NAMESPACE,
+            labelSelector: `${ENGINE_UID_LABEL}=${engine.uid}`,
+          })
+        ).items[0];
+      expect((await setOf())?.metadata?.labels).not.toHaveProperty([QUEUE_LABEL]);
 
-    await runOperator(parseQueueingConfig(BASE_CONFIG));
-    await rest('POST', `/v1/${enc(nameOf(workspace, 'early'))}:pause`);
-    await until(workspace, 'early', 'paused', (e) => e.state === 'STATE_PAUSED');
-    await waitFor(async () => ((await setOf()) === undefined ? true : undefined), {
-      what: "the engine's StatefulSet made before queueing to be gone",
-      timeoutMs: 30_000,
-    });
-    expect(await claimsOf(engine.uid)).toEqual(claims);
+      await runOperator(parseQueueingConfig(BASE_CONFIG));
+      await rest('POST', `/v1/${enc(nameOf(workspace, 'early'))}:pause`);
+      await until(workspace, 'early', 'paused', (e) => e.state === 'STATE_PAUSED');
+      await waitFor(async () => ((await setOf()) === undefined ? true : undefined), {
+        what: "the engine's StatefulSet made before queueing to be gone",
+        timeoutMs: 30_000,
+      });
+      expect(await claimsOf(engine.uid)).toEqual(claims);
 
-    await rest('POST', `/v1/${enc(nameOf(workspace, 'early'))}:resume`);
-    const running = await until(
-      workspace,
-      'early',
-      'running in its queue',
-      (e) => e.state === 'STATE_RUNNING',
-    );
-    expect(running.queueStatus).toMatchObject({ state: 'STATE_ADMITTED', queue: 'workspaces/before' });
-    expect((await setOf())?.metadata?.labels?.[QUEUE_LABEL]).toBe('workspace-before');
-    expect(await claimsOf(engine.uid)).toEqual(claims);
-    await deleteAll(workspace);
+      await rest('POST', `/v1/${enc(nameOf(workspace, 'early'))}:resume`);
+      const running = await until(
+        workspace,
+        'early',
+        'running in its queue',
+        (e) => e.state === 'STATE_RUNNING',
+      );
+      expect(running.queueStatus).toMatchObject({ state: 'STATE_ADMITTED', queue: 'workspaces/before' });
+      expect((await setOf())?.metadata?.labels?.[QUEUE_LABEL]).toBe('workspace-before');
+      expect(await claimsOf(engine.uid)).toEqual(claims);
+    } finally {
+      // Left running, it would hold a GPU outside every queue in the tests after it.
+      await deleteAll(workspace);
+    }
   }, 120_000);
 
   test("workspaces of a cohort borrow each other's idle GPUs, and a lender takes its GPUs back by preempting the borrower", async () => {
