@@ -105,7 +105,8 @@ describe('PodExec.run() against a kubelet exec endpoint', () => {
     async (_name, size) => {
       // The order a write refused at once produces under load: the command's output comes with
       // the 101; its status, a close frame and the end of the connection follow before the
-      // gateway has sent any input, and wait unread while it sends to the closed connection.
+      // gateway has sent any input, and wait unread while it writes to the closed connection
+      // (where a second write in a row fails with EPIPE, and Node destroys the socket).
       const endpoint = await execEndpoint(V5, (connection) => {
         connection.send(STDOUT, 'refused');
       });
