@@ -161,7 +161,12 @@ export class PodExec {
       });
     if (!isExecSocket(socket))
       throw new PodExecError(`The exec in pod ${target.namespace}/${target.pod} opened no socket`);
-    if (options.stdin !== undefined) void sendInput(socket, options.stdin);
+    // Should sending throw (it is not expected to), the call ends as a broken exec, not the process.
+    if (options.stdin !== undefined) {
+      sendInput(socket, options.stdin).catch(() => {
+        socket.close();
+      });
+    }
     // The status frame ends both output streams, but their last chunks may still be queued: the
     // code counts once both have finished. A socket that closes without a status (the connection
     // broke) is noticed after a grace period that lets a status already received win.
