@@ -1,5 +1,10 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Code } from '../errors/code.ts';
-import { failureOf, FS_EXIT } from './filesystem-scripts.ts';
+import { failureOf, FS_EXIT, WRITE_FILE } from './filesystem-scripts.ts';
+import { sandboxScript } from './pod-exec.ts';
 
 const read = { verb: 'read', path: '/a.txt' };
 
@@ -47,5 +52,28 @@ describe('failureOf()', () => {
     expect(error.code).toBe(Code.INTERNAL);
     expect(error.message).toBe('Cannot move "/a" to "/b": the sandbox command failed');
     expect((error.cause as Error).message).toContain('secret host detail');
+  });
+});
+
+describe('WRITE_FILE', () => {
+  test('reads all the bytes it was sent when its temporary file cannot be created, and fails', () => {
+    const root = mkdtempSync(join(tmpdir(), 'write-file-'));
+    try {
+      mkdirSync(join(root, 'd'));
+      const argv = sandboxScript(WRITE_FILE, ['/d/a.txt', '1000', '0', '0', '']);
+      // The script's temporary file is "<folder>/.aiem-write-<its pid>": a folder of that name,
+      // made by the shell that then becomes the script (exec keeps the pid), refuses it even to
+      // root. What the script leaves of its input is counted after it.
+      const outer = `sh -c 'mkdir "$AIEM_SANDBOX_ROOT/d/.aiem-write-$$" && exec sh -c "$0" "$@"' "$@"; echo "exit $?"; wc -c`;
+      const result = spawnSync('sh', ['-c', outer, 'sh', ...argv.slice(2)], {
+        env: { PATH: process.env['PATH'] ?? '', AIEM_SANDBOX_ROOT: root },
+        input: Buffer.concat([Buffer.alloc(1000, 7), Buffer.from('rest')]),
+        encoding: 'utf8',
+      });
+      expect(result.stdout.split(/\s+/).filter(Boolean)).toEqual(['exit', '1', '4']);
+      expect(result.stderr).toMatch(/Is a directory/);
+    } finally {
+      rmSync(root, { recursive: true });
+    }
   });
 });

@@ -74,8 +74,10 @@ head -c "$(($2 + 1))" < "$p"
  * `$5` mode or empty. The bytes go to a temporary file beside the target, which then replaces it
  * (or is linked in its place, when creating only): a failed write leaves the target as it was.
  * A symbolic link is followed to the file it names. Whatever the outcome, the script reads all
- * the bytes sent before it ends: a command that ends with its input still arriving loses its
- * exit status on the way back (the exec connection is torn down under it).
+ * the bytes sent before it ends, also when the temporary file cannot be made or filled (refused
+ * in the folder, a full disk): head reads them into a pipe whose reader goes on into /dev/null
+ * once the file fails. A command that ends with its input still arriving can lose its exit status
+ * on the way back (the exec connection is torn down under the input still being sent).
  */
 export const WRITE_FILE = `${PRELUDE}
 p="$R$1"
@@ -92,7 +94,7 @@ if exists "$p"; then
 fi
 d="\${p%/*}"; d="\${d:-/}"
 t="$d/.aiem-write-$$"
-head -c "$2" > "$t"; r=$?; drained=1
+head -c "$2" | { cat > "$t"; r=$?; cat > /dev/null; exit "$r"; }; r=$?; drained=1
 [ "$r" = 0 ] || exit 1
 [ "$(wc -c < "$t")" -eq "$2" ] || exit ${FS_EXIT.SHORT_INPUT}
 chmod "\${m:-0644}" -- "$t" || exit 1

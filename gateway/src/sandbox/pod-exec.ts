@@ -4,6 +4,9 @@
  * pods/exec and never reaches a node itself. On the local test cluster, kwok serves the exec and
  * runs the command on the host (see test/cluster/sandbox-simulator.ts), which shapes two rules
  * here: stdin is never closed on the command's side, and exit codes come back as text.
+ *
+ * The command's input is sent here, not by client-node ({@link sendInput}): a command may end
+ * before its input has all been sent, and its exit status must survive that.
  */
 import { Readable, Writable } from 'node:stream';
 import { Exec, type KubeConfig, type V1Status } from '@kubernetes/client-node';
@@ -34,6 +37,15 @@ export class PodExecError extends Error {
 
 /** stdin travels in frames of this size: one 32 MiB websocket frame would be held whole twice. */
 const STDIN_CHUNK_BYTES = 64 * 1024;
+
+/** stdin's channel: the first byte of each frame of the command's input (`channel.k8s.io` protocols). */
+const STDIN_CHANNEL = 0;
+/** v5 only: a frame on it names a channel that has ended (for stdin, the command's end of file). */
+const CLOSE_CHANNEL = 255;
+/** The protocol that can say stdin ended; v4, which cannot, is all an apiserver before 1.30 speaks. */
+const V5_PROTOCOL = 'v5.channel.k8s.io';
+/** The `readyState` of an open websocket (the `ws` package's `WebSocket.OPEN`). */
+const OPEN = 1;
 
 /** How long a closed socket may still deliver the status and output it received before closing. */
 const CLOSE_GRACE_MS = 200;
@@ -138,7 +150,7 @@ export class PodExec {
         [...argv],
         stdout.stream,
         stderr.stream,
-        options.stdin === undefined ? null : chunked(options.stdin),
+        options.stdin === undefined ? null : silentInput(),
         false,
         settleStatus,
       )
@@ -149,6 +161,12 @@ export class PodExec {
       });
     if (!isExecSocket(socket))
       throw new PodExecError(`The exec in pod ${target.namespace}/${target.pod} opened no socket`);
+    // Should sending throw (it is not expected to), the call ends as a broken exec, not the process.
+    if (options.stdin !== undefined) {
+      sendInput(socket, options.stdin).catch(() => {
+        socket.close();
+      });
+    }
     // The status frame ends both output streams, but their last chunks may still be queued: the
     // code counts once both have finished. A socket that closes without a status (the connection
     // broke) is noticed after a grace period that lets a status already received win.
@@ -179,18 +197,98 @@ export class PodExec {
 
 /** What `run` uses of client-node's websocket (the `ws` package's, whose types are not exported). */
 interface ExecSocket {
+  /** The subprotocol the server chose (`v5.channel.k8s.io`, `v4.channel.k8s.io`…). */
+  readonly protocol: string;
+  readonly readyState: number;
   on(event: 'close', listener: () => void): unknown;
+  /** Sends `data` as one binary message; `callback` runs once it is written out, or failed. */
+  send(data: Buffer, callback: (error?: Error) => void): void;
   close(): void;
 }
 
 function isExecSocket(value: unknown): value is ExecSocket {
+  return typeof value === 'object' && value !== null && hasSocketState(value) && hasSocketMethods(value);
+}
+
+function hasSocketState(value: object): boolean {
   return (
-    typeof value === 'object' &&
-    value !== null &&
+    'protocol' in value &&
+    typeof value.protocol === 'string' &&
+    'readyState' in value &&
+    typeof value.readyState === 'number'
+  );
+}
+
+function hasSocketMethods(value: object): boolean {
+  return (
     'on' in value &&
     typeof value.on === 'function' &&
+    'send' in value &&
+    typeof value.send === 'function' &&
     'close' in value &&
     typeof value.close === 'function'
+  );
+}
+
+/**
+ * The stdin stream handed to client-node: it never yields, so client-node asks for a stdin channel
+ * but sends nothing on it. Its own pump writes every frame at once, and on a v4 connection closes
+ * the socket when the input ends, before the command could answer.
+ */
+function silentInput(): Readable {
+  return new Readable({ read: () => undefined });
+}
+
+/**
+ * Sends `bytes` on the stdin channel and then, on a v5 connection, that stdin has ended; a v4
+ * connection cannot say it, which is why commands read exact byte counts. Stops as soon as the
+ * connection is no longer open (the status arrived, the call was aborted, the connection broke).
+ *
+ * Why one frame at a time: a command may end before its input is all sent (a write refused at
+ * once), and its status and the end of the connection then wait unread on the socket. A first
+ * write to that closed connection succeeds and draws a reset; a second one fails with EPIPE, and
+ * Node then destroys the socket without reading what arrived before: the status is lost and the
+ * call reports an unreachable sandbox. So each frame waits until the one before was written and
+ * the event loop has read the socket since ({@link polled}): a status that came is read first.
+ */
+async function sendInput(socket: ExecSocket, bytes: Uint8Array): Promise<void> {
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (let at = 0; at < buffer.length; at += STDIN_CHUNK_BYTES) {
+    const chunk = buffer.subarray(at, at + STDIN_CHUNK_BYTES);
+    if (!(await sendFrame(socket, STDIN_CHANNEL, chunk))) return;
+  }
+  if (socket.protocol === V5_PROTOCOL) await sendFrame(socket, CLOSE_CHANNEL, Buffer.of(STDIN_CHANNEL));
+}
+
+/**
+ * Sends `payload` on `channel` if the socket is still open, and resolves once it is written and
+ * the event loop has polled since.
+ *
+ * @returns whether the frame was sent
+ */
+async function sendFrame(socket: ExecSocket, channel: number, payload: Buffer): Promise<boolean> {
+  if (socket.readyState !== OPEN) return false;
+  await new Promise<void>((resolve) => {
+    // A failed write needs no handling here: the socket is then no longer open, which stops the
+    // input, and `run` learns of the end of the connection by its close event.
+    socket.send(Buffer.concat([Buffer.of(channel), payload]), () => {
+      resolve();
+    });
+  });
+  await polled();
+  return true;
+}
+
+/**
+ * Resolves after the event loop has polled for I/O at least once since the call. A setImmediate
+ * callback runs just after a poll phase, but one set during a poll phase (where socket callbacks
+ * run) runs after that same poll: only the second of two is sure to follow a poll begun later.
+ */
+function polled(): Promise<void> {
+  return new Promise((resolve) =>
+    setImmediate(() => {
+      setImmediate(resolve);
+    }),
   );
 }
 
@@ -211,16 +309,6 @@ function sink(onChunk: ((chunk: Buffer) => void) | undefined): { stream: Writabl
     stream.on('error', reject);
   });
   return { stream, finished };
-}
-
-/** `bytes` as a stream of Buffers (client-node frames only Buffers as binary). */
-function chunked(bytes: Uint8Array): Readable {
-  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const chunks: Buffer[] = [];
-  for (let at = 0; at < buffer.length; at += STDIN_CHUNK_BYTES) {
-    chunks.push(buffer.subarray(at, at + STDIN_CHUNK_BYTES));
-  }
-  return Readable.from(chunks);
 }
 
 /** A promise that rejects when `signal` aborts (after calling `onAbort`), and its clean-up. */
