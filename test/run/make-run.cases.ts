@@ -132,6 +132,19 @@ describe('make run', () => {
     const stack = await startStack();
     stacks.push(stack);
     const phases: Record<string, number> = { start: Date.now() - started };
+    // It says which engines run as real containers, naming resources that exist.
+    const printed = await waitFor(
+      () => Promise.resolve(/Press Ctrl\+C/.test(stack.output()) ? stack.output() : undefined),
+      { what: 'make run to print how to use it', timeoutMs: 10_000, explain: stack.output },
+    );
+    expect(printed).toMatch(/Engines that run for real \(real containers on the node "[^"]+"/);
+    const realProfile = /notebook engines\s+profile (\S+),/.exec(printed)?.[1] ?? '';
+    const realImage = /image (workspaces\/global\/sandboxEngineImages\/\S+),/.exec(printed)?.[1] ?? '';
+    for (const name of [realProfile, realImage])
+      expect({ name, status: (await api(stack, 'GET', `/v1/${name}`)).status }).toEqual({
+        name,
+        status: 200,
+      });
     const ws = 'workspaces/load';
     expect(
       (await api(stack, 'POST', `/v1/${ws}/daiEngineProfiles?daiEngineProfileId=p`, profile())).status,
