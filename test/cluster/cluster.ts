@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { chmod, mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { existsSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, rmSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -129,7 +129,7 @@ const TEST_STAGES = ['pod-crash-loop.yaml', 'h2o-follower.yaml'];
  * and GPU nodes and the simulated storage, and resolves once all of it is ready.
  */
 export async function startCluster(options: ClusterOptions = {}): Promise<Cluster> {
-  const log = options.log ?? (() => undefined);
+  const log = options.log ?? timingsLog();
   const binaries = await ensureBinaries();
   const base = options.baseDir ?? (existsSync('/dev/shm') ? '/dev/shm' : tmpdir());
   const runDir = await mkdtemp(join(base, 'ai-engine-manager-cluster-'));
@@ -264,6 +264,19 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       cause: error,
     });
   }
+}
+
+/**
+ * Without a log of the caller's, the start's progress goes to the file AIEM_TEST_TIMINGS names
+ * (see test/helpers/environment.js), when it names one: where a test file's cluster start spends
+ * its time. Nowhere otherwise.
+ */
+function timingsLog(): (message: string) => void {
+  const file = process.env['AIEM_TEST_TIMINGS'];
+  if (file === undefined || file === '') return () => undefined;
+  return (message) => {
+    appendFileSync(file, `${new Date().toISOString()}\tcluster\t${message}\n`);
+  };
 }
 
 /** Starts an optional component when the options ask for it. */
