@@ -51,6 +51,12 @@ export interface ClusterOptions {
    * minutes) and adds about a second to the start.
    */
   kueue?: { namespaces: readonly string[] };
+  /**
+   * How long kwok's node Leases last (default 40 s; renewed every quarter of it). A kwok started
+   * again after a crash takes the nodes over only once its predecessor's Leases have expired: a
+   * test of that asks for a short one, at the cost of more frequent renewals.
+   */
+  nodeLeaseSeconds?: number;
   /** Parent folder of the run folder (state and logs); default /dev/shm, a tmpfs. */
   baseDir?: string;
   /** Progress messages, e.g. `console.error`. */
@@ -167,7 +173,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     const [controllerManager, scheduler, kwok] = await Promise.all([
       startControllerManager(common),
       startScheduler(common),
-      startKwok({ ...common, kubeConfig }),
+      startKwok({ ...common, kubeConfig, leaseSeconds: options.nodeLeaseSeconds ?? 40 }),
     ]);
     const core = kubeConfig.makeApiClient(CoreV1Api);
     for (const node of simulatedNodes(options.nodes ?? DEFAULT_NODE_POOLS)) {
@@ -444,7 +450,9 @@ async function startScheduler(context: ComponentContext): Promise<ServingCompone
   return { process, port };
 }
 
-async function startKwok(context: ComponentContext & { kubeConfig: KubeConfig }): Promise<ManagedProcess> {
+async function startKwok(
+  context: ComponentContext & { kubeConfig: KubeConfig; leaseSeconds: number },
+): Promise<ManagedProcess> {
   const port = await freePort();
   const logsDir = join(context.runDir, 'kwok', 'logs');
   await mkdir(logsDir, { recursive: true });
@@ -489,7 +497,7 @@ async function startKwok(context: ComponentContext & { kubeConfig: KubeConfig })
     `--manage-nodes-with-annotation-selector=${KWOK_NODE_ANNOTATION}=fake`,
     // With leases kwok renews one Lease per node instead of rewriting node status every few
     // seconds, which keeps the apiserver quiet.
-    '--node-lease-duration-seconds=40',
+    `--node-lease-duration-seconds=${context.leaseSeconds}`,
     '--node-ip=127.0.0.1',
     '--cidr=10.244.0.0/16',
     // kwok serves the nodes' kubelet endpoints (container logs) there and writes the port into
