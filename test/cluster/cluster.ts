@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chmod, mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { appendFileSync, existsSync, rmSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
@@ -57,6 +57,13 @@ export interface ClusterOptions {
    * test of that asks for a short one, at the cost of more frequent renewals.
    */
   nodeLeaseSeconds?: number;
+  /**
+   * Also install the product's CRDs (crds/) before the controllers start, as on a cluster where
+   * the product is installed. The garbage collector learns of new kinds only at its next discovery
+   * (every 30 s): until then, what a custom resource owns (a Port's Service, an engine's Ports)
+   * outlives its owner's deletion.
+   */
+  crds?: boolean;
   /** Parent folder of the run folder (state and logs); default /dev/shm, a tmpfs. */
   baseDir?: string;
   /** Progress messages, e.g. `console.error`. */
@@ -169,6 +176,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     log(`kube-apiserver ready at ${server} after ${Date.now() - started} ms`);
 
     const common = { binaries, runDir, processes, kubeconfigPath, pki };
+    await installProductCrds(options.crds, { ...common, kubeConfig });
     const startQueues = await prepareKueue(options.kueue, { ...common, kubeConfig });
     const [controllerManager, scheduler, kwok] = await Promise.all([
       startControllerManager(common),
@@ -521,6 +529,39 @@ async function startKwok(
   });
   context.processes.push(kwok);
   return kwok;
+}
+
+/** The product's CRDs, as `make generate` writes them. */
+export const PRODUCT_CRDS = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'crds');
+
+/**
+ * When asked for, creates the product's CRDs and resolves once the apiserver serves every one.
+ * kubectl sends them as written (the client library's typed models would drop the schemas'
+ * `x-kubernetes-*` extensions).
+ */
+async function installProductCrds(
+  asked: boolean | undefined,
+  context: ComponentContext & { kubeConfig: KubeConfig },
+): Promise<void> {
+  if (asked !== true) return;
+  const kubectl = join(context.binaries.kubernetes, 'kubectl');
+  await runKubectl(kubectl, ['--kubeconfig', context.kubeconfigPath, 'apply', '-f', PRODUCT_CRDS]);
+  // engine.h2o.ai_ports.yaml holds ports.engine.h2o.ai.
+  const names = (await readdir(PRODUCT_CRDS))
+    .filter((file) => file.endsWith('.yaml'))
+    .map((file) => file.replace(/^(.*?)_(.*)\.yaml$/, '$2.$1'));
+  const extensions = context.kubeConfig.makeApiClient(ApiextensionsV1Api);
+  await waitFor(
+    async () => {
+      for (const name of names) {
+        const crd = await extensions.readCustomResourceDefinition({ name });
+        if (!crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True'))
+          return undefined;
+      }
+      return true;
+    },
+    { what: "the product's CRDs to be served", intervalMs: 50 },
+  );
 }
 
 /** kwok's CRDs that the cluster serves (shipped in its module, copied by build-binaries.sh). */

@@ -23,9 +23,9 @@ let shared: { options: string; cluster: () => Cluster } | undefined;
  */
 export function useCluster(options: ClusterOptions = {}): () => Cluster {
   if (shared !== undefined) {
-    if (shared.options !== JSON.stringify(options))
+    if (shared.options !== canonical(options))
       throw new Error(
-        `A describe block inside shareCluster(${shared.options}) asks for another cluster: ${JSON.stringify(options)}`,
+        `A describe block inside shareCluster(${shared.options}) asks for another cluster: ${canonical(options)}`,
       );
     return shared.cluster;
   }
@@ -42,12 +42,21 @@ export function useCluster(options: ClusterOptions = {}): () => Cluster {
  */
 export function shareCluster(options: ClusterOptions, declare: () => void): void {
   const cluster = startedAround(options);
-  shared = { options: JSON.stringify(options), cluster };
+  shared = { options: canonical(options), cluster };
   try {
     declare();
   } finally {
     shared = undefined;
   }
+}
+
+/** Cluster options as JSON with sorted keys: equal options, equal text. */
+function canonical(options: ClusterOptions): string {
+  return JSON.stringify(options, (_key, value: unknown) =>
+    value !== null && typeof value === 'object' && !Array.isArray(value)
+      ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => a.localeCompare(b)))
+      : value,
+  );
 }
 
 /** Starts a cluster before the tests of the describe block (or file) being declared, and stops it after them. */

@@ -13,11 +13,13 @@ type Account = Parameters<typeof useIdentity>[0]['accounts'][number];
 
 /**
  * The cluster of the real-node cases: the real node and one simulated node beside it, on which
- * engines of the real-node catalogue must not land. real-node.test.ts shares one among them.
+ * engines of the real-node catalogue must not land, with the product's CRDs.
+ * real-node.test.ts shares one among them.
  */
 export const REAL_NODE_CLUSTER: ClusterOptions = {
   realNode: true,
   nodes: { cpuNodes: 1, gpuNodes: 0, gpusPerNode: 0 },
+  crds: true,
 };
 
 const ADMIN: Account = { id: 'admin', name: 'Ada Admin', roles: ['admin'] };
