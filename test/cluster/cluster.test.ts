@@ -21,7 +21,9 @@ import { DEFAULT_LOG_LINES } from './pod-logs.ts';
 import { STORAGE_CLASS_NAME } from './storage-simulator.ts';
 
 const RESIZE_DELAY_MS = 1_500;
-const cluster = useCluster({ resizeDelayMs: RESIZE_DELAY_MS });
+/** Short node Leases: a kwok started again after a crash takes the nodes over once they expire. */
+const NODE_LEASE_SECONDS = 8;
+const cluster = useCluster({ resizeDelayMs: RESIZE_DELAY_MS, nodeLeaseSeconds: NODE_LEASE_SECONDS });
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 let namespaceCount = 0;
 
@@ -193,8 +195,8 @@ describe('the local control plane', () => {
       cluster().kubeConfig,
       `/api/v1/namespaces/${namespace}/pods`,
       podLabelled('after-restart'),
-      // The new kwok takes the nodes over once its predecessor's node Leases expire (40 s).
-      { what: 'the pod Running after kwok restarted', timeoutMs: 90_000 },
+      // The new kwok takes the nodes over once its predecessor's node Leases expire.
+      { what: 'the pod Running after kwok restarted', timeoutMs: 30_000 + 2 * NODE_LEASE_SECONDS * 1000 },
     );
   }, 120_000);
 

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
-import { chmod, mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { existsSync, rmSync } from 'node:fs';
+import { chmod, mkdtemp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { appendFileSync, existsSync, rmSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -51,6 +51,19 @@ export interface ClusterOptions {
    * minutes) and adds about a second to the start.
    */
   kueue?: { namespaces: readonly string[] };
+  /**
+   * How long kwok's node Leases last (default 40 s; renewed every quarter of it). A kwok started
+   * again after a crash takes the nodes over only once its predecessor's Leases have expired: a
+   * test of that asks for a short one, at the cost of more frequent renewals.
+   */
+  nodeLeaseSeconds?: number;
+  /**
+   * Also install the product's CRDs (crds/) before the controllers start, as on a cluster where
+   * the product is installed. The garbage collector learns of new kinds only at its next discovery
+   * (every 30 s): until then, what a custom resource owns (a Port's Service, an engine's Ports)
+   * outlives its owner's deletion.
+   */
+  crds?: boolean;
   /** Parent folder of the run folder (state and logs); default /dev/shm, a tmpfs. */
   baseDir?: string;
   /** Progress messages, e.g. `console.error`. */
@@ -129,7 +142,7 @@ const TEST_STAGES = ['pod-crash-loop.yaml', 'h2o-follower.yaml'];
  * and GPU nodes and the simulated storage, and resolves once all of it is ready.
  */
 export async function startCluster(options: ClusterOptions = {}): Promise<Cluster> {
-  const log = options.log ?? (() => undefined);
+  const log = options.log ?? timingsLog();
   const binaries = await ensureBinaries();
   const base = options.baseDir ?? (existsSync('/dev/shm') ? '/dev/shm' : tmpdir());
   const runDir = await mkdtemp(join(base, 'ai-engine-manager-cluster-'));
@@ -163,11 +176,12 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     log(`kube-apiserver ready at ${server} after ${Date.now() - started} ms`);
 
     const common = { binaries, runDir, processes, kubeconfigPath, pki };
+    await installProductCrds(options.crds, { ...common, kubeConfig });
     const startQueues = await prepareKueue(options.kueue, { ...common, kubeConfig });
     const [controllerManager, scheduler, kwok] = await Promise.all([
       startControllerManager(common),
       startScheduler(common),
-      startKwok({ ...common, kubeConfig }),
+      startKwok({ ...common, kubeConfig, leaseSeconds: options.nodeLeaseSeconds ?? 40 }),
     ]);
     const core = kubeConfig.makeApiClient(CoreV1Api);
     for (const node of simulatedNodes(options.nodes ?? DEFAULT_NODE_POOLS)) {
@@ -264,6 +278,19 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       cause: error,
     });
   }
+}
+
+/**
+ * Without a log of the caller's, the start's progress goes to the file AIEM_TEST_TIMINGS names
+ * (see test/helpers/environment.js), when it names one: where a test file's cluster start spends
+ * its time. Nowhere otherwise.
+ */
+function timingsLog(): (message: string) => void {
+  const file = process.env['AIEM_TEST_TIMINGS'];
+  if (file === undefined || file === '') return () => undefined;
+  return (message) => {
+    appendFileSync(file, `${new Date().toISOString()}\tcluster\t${message}\n`);
+  };
 }
 
 /** Starts an optional component when the options ask for it. */
@@ -431,7 +458,9 @@ async function startScheduler(context: ComponentContext): Promise<ServingCompone
   return { process, port };
 }
 
-async function startKwok(context: ComponentContext & { kubeConfig: KubeConfig }): Promise<ManagedProcess> {
+async function startKwok(
+  context: ComponentContext & { kubeConfig: KubeConfig; leaseSeconds: number },
+): Promise<ManagedProcess> {
   const port = await freePort();
   const logsDir = join(context.runDir, 'kwok', 'logs');
   await mkdir(logsDir, { recursive: true });
@@ -476,7 +505,7 @@ async function startKwok(context: ComponentContext & { kubeConfig: KubeConfig })
     `--manage-nodes-with-annotation-selector=${KWOK_NODE_ANNOTATION}=fake`,
     // With leases kwok renews one Lease per node instead of rewriting node status every few
     // seconds, which keeps the apiserver quiet.
-    '--node-lease-duration-seconds=40',
+    `--node-lease-duration-seconds=${context.leaseSeconds}`,
     '--node-ip=127.0.0.1',
     '--cidr=10.244.0.0/16',
     // kwok serves the nodes' kubelet endpoints (container logs) there and writes the port into
@@ -500,6 +529,39 @@ async function startKwok(context: ComponentContext & { kubeConfig: KubeConfig })
   });
   context.processes.push(kwok);
   return kwok;
+}
+
+/** The product's CRDs, as `make generate` writes them. */
+export const PRODUCT_CRDS = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'crds');
+
+/**
+ * When asked for, creates the product's CRDs and resolves once the apiserver serves every one.
+ * kubectl sends them as written (the client library's typed models would drop the schemas'
+ * `x-kubernetes-*` extensions).
+ */
+async function installProductCrds(
+  asked: boolean | undefined,
+  context: ComponentContext & { kubeConfig: KubeConfig },
+): Promise<void> {
+  if (asked !== true) return;
+  const kubectl = join(context.binaries.kubernetes, 'kubectl');
+  await runKubectl(kubectl, ['--kubeconfig', context.kubeconfigPath, 'apply', '-f', PRODUCT_CRDS]);
+  // engine.h2o.ai_ports.yaml holds ports.engine.h2o.ai.
+  const names = (await readdir(PRODUCT_CRDS))
+    .filter((file) => file.endsWith('.yaml'))
+    .map((file) => file.replace(/^(.*?)_(.*)\.yaml$/, '$2.$1'));
+  const extensions = context.kubeConfig.makeApiClient(ApiextensionsV1Api);
+  await waitFor(
+    async () => {
+      for (const name of names) {
+        const crd = await extensions.readCustomResourceDefinition({ name });
+        if (!crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True'))
+          return undefined;
+      }
+      return true;
+    },
+    { what: "the product's CRDs to be served", intervalMs: 50 },
+  );
 }
 
 /** kwok's CRDs that the cluster serves (shipped in its module, copied by build-binaries.sh). */

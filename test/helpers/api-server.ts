@@ -1,6 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import {
   credentials,
   makeGenericClientConstructor,
@@ -31,8 +29,6 @@ import { startOperator, type Operator } from '../../operator/src/operator.ts';
 import { RESOURCE_KINDS } from '../../shared/resources.ts';
 import { allowAll, developmentIdentity } from './development-identity.ts';
 import { useCluster } from './use-cluster.ts';
-
-const CRDS = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'crds');
 
 /** A REST answer: the HTTP status and the JSON body. */
 export interface RestResponse {
@@ -140,11 +136,10 @@ export function useApiServer(options: ApiServerOptions): () => ApiServer {
     await server?.gateway.stop();
     await server?.store.stopCaches();
   });
-  const cluster = useCluster(options.cluster);
+  // The CRDs come with the cluster, before its garbage collector starts.
+  const cluster = useCluster({ ...options.cluster, crds: true });
 
   beforeAll(async () => {
-    await cluster().kubectl(['apply', '-f', CRDS]);
-    await cluster().kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
     // A cluster running Kueue made the namespaces Kueue manages already.
     await cluster()
       .kubeConfig.makeApiClient(CoreV1Api)

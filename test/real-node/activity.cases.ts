@@ -136,207 +136,214 @@ async function h2oPost(url: string, form: Record<string, string>): Promise<Recor
 const jobKey = (answer: Record<string, unknown>): string =>
   ((answer['job'] ?? answer) as { key: { name: string } }).key.name;
 
-describe('activity probes on the real node', () => {
-  afterAll(async () => {
-    for (const collection of ['notebookEngines', 'h2oEngines']) {
-      const list = await asUser('GET', `/v1/${W}/${collection}`);
-      for (const engine of (list.json[collection] ?? []) as { name: string }[])
-        await asUser('DELETE', `/v1/${engine.name}`);
-    }
-    await waitFor(
-      async () => {
-        const core = api().cluster.kubeConfig.makeApiClient(CoreV1Api);
-        return (await core.listNamespacedPod({ namespace: NAMESPACE })).items.length === 0 ? true : undefined;
-      },
-      { what: 'every engine pod to be gone', timeoutMs: 120_000 },
-    );
-  }, 180_000);
-  // After the clean-up above, which deletes the engines through it: after-all hooks run in order.
-  ({ identity, api } = useRealNodeProduct(NAMESPACE, [
-    { id: 'user', name: 'Una User', roles: ['data-scientist'] },
-  ]));
-
-  // The two engines work at the same time (their deadlines mostly wait), each on its own.
-  test.concurrent(
-    'a notebook whose kernel runs a cell longer than its idle limit stays RUNNING, and pauses once idle after it',
-    async () => {
-      const created = await asUser('POST', `/v1/${W}/notebookEngines?notebookEngineId=${ID}`, {
-        profile: 'workspaces/global/notebookEngineProfiles/real',
-        notebookImage: 'workspaces/global/notebookEngineImages/real',
-        maxIdleDuration: `${IDLE_LIMIT_MS / 1000}s`,
-      });
-      expect(created.status).toBe(200);
-      const uid = (created.json['notebookEngine'] as { uid: string }).uid;
-      await reachesState(
-        api(),
-        { namespace: NAMESPACE, plural: 'notebookengines', name: OBJECT },
-        'STATE_RUNNING',
-        240_000,
-      );
-
-      // A kernel, started and given a long cell at the pod's own address: Jupyter's XSRF cookie
-      // from its page, then the kernel's WebSocket.
-      const jupyter = await jupyterAt(uid);
-      const page = await waitFor(
+/** Declares the cases (real-node.test.ts runs them on its one cluster with a real node). */
+export function activityCases(): void {
+  describe('activity probes on the real node', () => {
+    afterAll(async () => {
+      for (const collection of ['notebookEngines', 'h2oEngines']) {
+        const list = await asUser('GET', `/v1/${W}/${collection}`);
+        for (const engine of (list.json[collection] ?? []) as { name: string }[])
+          await asUser('DELETE', `/v1/${engine.name}`);
+      }
+      await waitFor(
         async () => {
-          const r = await fetch(`${jupyter}/lab`);
-          return r.status === 200 ? r : undefined;
+          const core = api().cluster.kubeConfig.makeApiClient(CoreV1Api);
+          return (await core.listNamespacedPod({ namespace: NAMESPACE })).items.length === 0
+            ? true
+            : undefined;
         },
-        { what: 'JupyterLab to answer at the pod’s address', timeoutMs: 60_000 },
+        { what: 'every engine pod to be gone', timeoutMs: 120_000 },
       );
-      const xsrf = /_xsrf=([^;]+)/.exec(page.headers.get('set-cookie') ?? '')?.[1] ?? '';
-      const kernel = await fetch(`${jupyter}/api/kernels`, {
-        method: 'POST',
-        headers: { cookie: `_xsrf=${xsrf}`, 'x-xsrftoken': xsrf, 'content-type': 'application/json' },
-        body: '{}',
-      });
-      expect(kernel.status).toBe(201);
-      const { id: kernelId } = (await kernel.json()) as { id: string };
-      const cell = runCell(jupyter, kernelId, `import time; time.sleep(${CELL_MS / 1000})`);
-      try {
-        const cellStarted = await cell.started;
+    }, 180_000);
+    // After the clean-up above, which deletes the engines through it: after-all hooks run in order.
+    ({ identity, api } = useRealNodeProduct(NAMESPACE, [
+      { id: 'user', name: 'Una User', roles: ['data-scientist'] },
+    ]));
 
-        // Nothing reaches the engine's address, and Jupyter's own last activity stays at the cell's
-        // start while it runs: only a probe that found the kernel busy can record activity a whole
-        // idle limit after it. The engine is still RUNNING then, the cell still running.
+    // The two engines work at the same time (their deadlines mostly wait), each on its own.
+    test.concurrent(
+      'a notebook whose kernel runs a cell longer than its idle limit stays RUNNING, and pauses once idle after it',
+      async () => {
+        const created = await asUser('POST', `/v1/${W}/notebookEngines?notebookEngineId=${ID}`, {
+          profile: 'workspaces/global/notebookEngineProfiles/real',
+          notebookImage: 'workspaces/global/notebookEngineImages/real',
+          maxIdleDuration: `${IDLE_LIMIT_MS / 1000}s`,
+        });
+        expect(created.status).toBe(200);
+        const uid = (created.json['notebookEngine'] as { uid: string }).uid;
+        await reachesState(
+          api(),
+          { namespace: NAMESPACE, plural: 'notebookengines', name: OBJECT },
+          'STATE_RUNNING',
+          240_000,
+        );
+
+        // A kernel, started and given a long cell at the pod's own address: Jupyter's XSRF cookie
+        // from its page, then the kernel's WebSocket.
+        const jupyter = await jupyterAt(uid);
+        const page = await waitFor(
+          async () => {
+            const r = await fetch(`${jupyter}/lab`);
+            return r.status === 200 ? r : undefined;
+          },
+          { what: 'JupyterLab to answer at the pod’s address', timeoutMs: 60_000 },
+        );
+        const xsrf = /_xsrf=([^;]+)/.exec(page.headers.get('set-cookie') ?? '')?.[1] ?? '';
+        const kernel = await fetch(`${jupyter}/api/kernels`, {
+          method: 'POST',
+          headers: { cookie: `_xsrf=${xsrf}`, 'x-xsrftoken': xsrf, 'content-type': 'application/json' },
+          body: '{}',
+        });
+        expect(kernel.status).toBe(201);
+        const { id: kernelId } = (await kernel.json()) as { id: string };
+        const cell = runCell(jupyter, kernelId, `import time; time.sleep(${CELL_MS / 1000})`);
+        try {
+          const cellStarted = await cell.started;
+
+          // Nothing reaches the engine's address, and Jupyter's own last activity stays at the cell's
+          // start while it runs: only a probe that found the kernel busy can record activity a whole
+          // idle limit after it. The engine is still RUNNING then, the cell still running.
+          const kept = await waitFor(
+            async () => {
+              const engine = await engineObject();
+              const at = Date.parse(engine.metadata?.annotations?.[LAST_ACTIVITY] ?? '');
+              return at >= cellStarted.getTime() + IDLE_LIMIT_MS ? engine : undefined;
+            },
+            {
+              what: 'a probe to find the kernel busy past the idle limit',
+              timeoutMs: CELL_MS,
+              intervalMs: 500,
+            },
+          );
+          expect(kept.status?.state).toBe('STATE_RUNNING');
+          expect(cell.done()).toBe(false);
+
+          // Once the cell ends the kernel is idle: the engine is paused a full idle limit after that
+          // (the probe records the kernel's last activity, the end of the cell, and finds nothing newer
+          // at the next deadline).
+          const cellEnded = await cell.ended;
+          const paused = await reachesState(
+            api(),
+            { namespace: NAMESPACE, plural: 'notebookengines', name: OBJECT },
+            'STATE_PAUSED',
+            3 * IDLE_LIMIT_MS + 60_000,
+          );
+          const stopped = paused.status?.conditions?.find((c) => c.type === 'Stopped') as
+            { reason: string; lastTransitionTime: string } | undefined;
+          expect(stopped?.reason).toBe('MaxIdleDurationExceeded');
+          const recorded = Date.parse(paused.metadata?.annotations?.[LAST_ACTIVITY] ?? '');
+          // Jupyter's clock is this machine's: the kernel's last activity is the cell's end.
+          expect(Math.abs(recorded - cellEnded.getTime())).toBeLessThan(2000);
+          expect(Date.parse(stopped?.lastTransitionTime ?? '') - recorded).toBeGreaterThanOrEqual(
+            IDLE_LIMIT_MS,
+          );
+        } finally {
+          cell.close();
+        }
+      },
+      600_000,
+    );
+
+    test.concurrent(
+      'an H2O engine whose job runs past its idle limit stays RUNNING, and terminates once idle after it',
+      async () => {
+        const id = 'training';
+        const created = await asUser('POST', `/v1/${W}/h2oEngines?h2oEngineId=${id}`, {
+          profile: 'workspaces/global/h2oEngineProfiles/real',
+          h2oEngineVersion: 'workspaces/global/h2oEngineVersions/real',
+          nodeCount: '1',
+          cpu: '1',
+          memoryBytes: String(1024 ** 3),
+          maxIdleDuration: `${IDLE_LIMIT_MS / 1000}s`,
+        });
+        expect(created.status).toBe(200);
+        const uid = (created.json['h2oEngine'] as { uid: string }).uid;
+        await reachesState(
+          api(),
+          { namespace: NAMESPACE, plural: 'h2oengines', name: `lab.${id}` },
+          'STATE_RUNNING',
+          240_000,
+        );
+        const core = api().cluster.kubeConfig.makeApiClient(CoreV1Api);
+        const pods = await core.listNamespacedPod({ namespace: NAMESPACE, labelSelector: ownedBy(uid) });
+        const ip = pods.items.find((p) => p.metadata?.deletionTimestamp === undefined)?.status?.podIP ?? '';
+        const h2o = `http://${ip}:54321/${W}/h2oEngines/${id}/3`;
+
+        // Work without traffic through the engine's address: a frame made in the cloud, then a model
+        // trained on it for longer than the idle limit, asked of H2O at the pod's own address.
+        const frame = jobKey(
+          await h2oPost(`${h2o}/CreateFrame`, {
+            dest: 'loans',
+            rows: '20000',
+            cols: '10',
+            seed: '1',
+            has_response: 'true',
+          }),
+        );
+        await waitFor(
+          async () => {
+            const jobs = (await (await fetch(`${h2o}/Jobs/${frame}`)).json()) as {
+              jobs: { status: string }[];
+            };
+            return jobs.jobs[0]?.status === 'DONE' ? true : undefined;
+          },
+          { what: 'H2O to make the frame' },
+        );
+        const started = new Date();
+        let lastSeen: unknown;
+        let lastJob: unknown;
+        const training = jobKey(
+          await h2oPost(`${h2o}/ModelBuilders/gbm`, {
+            training_frame: 'loans',
+            response_column: 'response',
+            // More trees than a minute allows, each small enough for the node's memory.
+            ntrees: '20000',
+            max_depth: '5',
+            seed: '1',
+            max_runtime_secs: String(JOB_MS / 1000),
+          }),
+        );
+
+        // Only a probe that found the job running can record activity a whole idle limit after it
+        // started; the engine is still RUNNING then, the job still running.
         const kept = await waitFor(
           async () => {
-            const engine = await engineObject();
+            const engine = await h2oObject(`lab.${id}`);
+            lastSeen = {
+              state: engine.status?.state,
+              annotation: engine.metadata?.annotations?.[LAST_ACTIVITY],
+            };
+            lastJob = await (await fetch(`${h2o}/Jobs/${training}`)).json().catch(() => 'gone');
             const at = Date.parse(engine.metadata?.annotations?.[LAST_ACTIVITY] ?? '');
-            return at >= cellStarted.getTime() + IDLE_LIMIT_MS ? engine : undefined;
+            return at >= started.getTime() + IDLE_LIMIT_MS ? engine : undefined;
           },
           {
-            what: 'a probe to find the kernel busy past the idle limit',
-            timeoutMs: CELL_MS,
+            what: 'a probe to find the job running past the idle limit',
+            timeoutMs: JOB_MS,
             intervalMs: 500,
+            explain: () =>
+              `started ${started.toISOString()}, ${JSON.stringify(lastSeen)}, ${JSON.stringify(lastJob)}`,
           },
         );
         expect(kept.status?.state).toBe('STATE_RUNNING');
-        expect(cell.done()).toBe(false);
+        const job = (await (await fetch(`${h2o}/Jobs/${training}`)).json()) as { jobs: { status: string }[] };
+        expect(job.jobs[0]?.status).toBe('RUNNING');
 
-        // Once the cell ends the kernel is idle: the engine is paused a full idle limit after that
-        // (the probe records the kernel's last activity, the end of the cell, and finds nothing newer
-        // at the next deadline).
-        const cellEnded = await cell.ended;
-        const paused = await reachesState(
+        // After the job, the engine terminates a full idle limit after its end.
+        const terminated = await reachesState(
           api(),
-          { namespace: NAMESPACE, plural: 'notebookengines', name: OBJECT },
-          'STATE_PAUSED',
-          3 * IDLE_LIMIT_MS + 60_000,
+          { namespace: NAMESPACE, plural: 'h2oengines', name: `lab.${id}` },
+          'STATE_TERMINATED',
+          JOB_MS + 3 * IDLE_LIMIT_MS + 60_000,
         );
-        const stopped = paused.status?.conditions?.find((c) => c.type === 'Stopped') as
+        const stopped = terminated.status?.conditions?.find((c) => c.type === 'Stopped') as
           { reason: string; lastTransitionTime: string } | undefined;
         expect(stopped?.reason).toBe('MaxIdleDurationExceeded');
-        const recorded = Date.parse(paused.metadata?.annotations?.[LAST_ACTIVITY] ?? '');
-        // Jupyter's clock is this machine's: the kernel's last activity is the cell's end.
-        expect(Math.abs(recorded - cellEnded.getTime())).toBeLessThan(2000);
-        expect(Date.parse(stopped?.lastTransitionTime ?? '') - recorded).toBeGreaterThanOrEqual(
-          IDLE_LIMIT_MS,
+        expect(Date.parse(stopped?.lastTransitionTime ?? '')).toBeGreaterThanOrEqual(
+          started.getTime() + JOB_MS,
         );
-      } finally {
-        cell.close();
-      }
-    },
-    600_000,
-  );
-
-  test.concurrent(
-    'an H2O engine whose job runs past its idle limit stays RUNNING, and terminates once idle after it',
-    async () => {
-      const id = 'training';
-      const created = await asUser('POST', `/v1/${W}/h2oEngines?h2oEngineId=${id}`, {
-        profile: 'workspaces/global/h2oEngineProfiles/real',
-        h2oEngineVersion: 'workspaces/global/h2oEngineVersions/real',
-        nodeCount: '1',
-        cpu: '1',
-        memoryBytes: String(1024 ** 3),
-        maxIdleDuration: `${IDLE_LIMIT_MS / 1000}s`,
-      });
-      expect(created.status).toBe(200);
-      const uid = (created.json['h2oEngine'] as { uid: string }).uid;
-      await reachesState(
-        api(),
-        { namespace: NAMESPACE, plural: 'h2oengines', name: `lab.${id}` },
-        'STATE_RUNNING',
-        240_000,
-      );
-      const core = api().cluster.kubeConfig.makeApiClient(CoreV1Api);
-      const pods = await core.listNamespacedPod({ namespace: NAMESPACE, labelSelector: ownedBy(uid) });
-      const ip = pods.items.find((p) => p.metadata?.deletionTimestamp === undefined)?.status?.podIP ?? '';
-      const h2o = `http://${ip}:54321/${W}/h2oEngines/${id}/3`;
-
-      // Work without traffic through the engine's address: a frame made in the cloud, then a model
-      // trained on it for longer than the idle limit, asked of H2O at the pod's own address.
-      const frame = jobKey(
-        await h2oPost(`${h2o}/CreateFrame`, {
-          dest: 'loans',
-          rows: '20000',
-          cols: '10',
-          seed: '1',
-          has_response: 'true',
-        }),
-      );
-      await waitFor(
-        async () => {
-          const jobs = (await (await fetch(`${h2o}/Jobs/${frame}`)).json()) as { jobs: { status: string }[] };
-          return jobs.jobs[0]?.status === 'DONE' ? true : undefined;
-        },
-        { what: 'H2O to make the frame' },
-      );
-      const started = new Date();
-      let lastSeen: unknown;
-      let lastJob: unknown;
-      const training = jobKey(
-        await h2oPost(`${h2o}/ModelBuilders/gbm`, {
-          training_frame: 'loans',
-          response_column: 'response',
-          // More trees than a minute allows, each small enough for the node's memory.
-          ntrees: '20000',
-          max_depth: '5',
-          seed: '1',
-          max_runtime_secs: String(JOB_MS / 1000),
-        }),
-      );
-
-      // Only a probe that found the job running can record activity a whole idle limit after it
-      // started; the engine is still RUNNING then, the job still running.
-      const kept = await waitFor(
-        async () => {
-          const engine = await h2oObject(`lab.${id}`);
-          lastSeen = {
-            state: engine.status?.state,
-            annotation: engine.metadata?.annotations?.[LAST_ACTIVITY],
-          };
-          lastJob = await (await fetch(`${h2o}/Jobs/${training}`)).json().catch(() => 'gone');
-          const at = Date.parse(engine.metadata?.annotations?.[LAST_ACTIVITY] ?? '');
-          return at >= started.getTime() + IDLE_LIMIT_MS ? engine : undefined;
-        },
-        {
-          what: 'a probe to find the job running past the idle limit',
-          timeoutMs: JOB_MS,
-          intervalMs: 500,
-          explain: () =>
-            `started ${started.toISOString()}, ${JSON.stringify(lastSeen)}, ${JSON.stringify(lastJob)}`,
-        },
-      );
-      expect(kept.status?.state).toBe('STATE_RUNNING');
-      const job = (await (await fetch(`${h2o}/Jobs/${training}`)).json()) as { jobs: { status: string }[] };
-      expect(job.jobs[0]?.status).toBe('RUNNING');
-
-      // After the job, the engine terminates a full idle limit after its end.
-      const terminated = await reachesState(
-        api(),
-        { namespace: NAMESPACE, plural: 'h2oengines', name: `lab.${id}` },
-        'STATE_TERMINATED',
-        JOB_MS + 3 * IDLE_LIMIT_MS + 60_000,
-      );
-      const stopped = terminated.status?.conditions?.find((c) => c.type === 'Stopped') as
-        { reason: string; lastTransitionTime: string } | undefined;
-      expect(stopped?.reason).toBe('MaxIdleDurationExceeded');
-      expect(Date.parse(stopped?.lastTransitionTime ?? '')).toBeGreaterThanOrEqual(
-        started.getTime() + JOB_MS,
-      );
-    },
-    600_000,
-  );
-});
+      },
+      600_000,
+    );
+  });
+}

@@ -1,10 +1,12 @@
 /**
  * Pods that probe NetworkPolicies on the real node: a pod of the sandbox image (python3) with the
- * labels a policy selects, and a check of whether one such pod gets an HTTP answer from another.
+ * labels a policy selects, a check of whether one such pod gets an HTTP answer from another, and
+ * the namespaces they live in.
  */
-import type { V1Pod } from '@kubernetes/client-node';
+import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import type { Cluster } from '../cluster/cluster.ts';
 import { REAL_NODE } from '../cluster/real-node.ts';
+import { waitFor } from '../cluster/wait.ts';
 
 /**
  * A pod on the real node from the sandbox image, running `command`; with `readyPort`, Ready once
@@ -49,4 +51,24 @@ export async function podReaches(
     'except OSError as e:\n    print(type(e).__name__)\n';
   const out = await cluster.kubectl(['-n', namespace, 'exec', from, '--', 'python3', '-c', script, url]);
   return out.trim() === '200';
+}
+
+/**
+ * Namespaces of the calling describe block's own on a cluster that other blocks share: made
+ * before its tests, deleted with everything in them (its pods and policies) after them.
+ */
+export function useNamespaces(cluster: () => Cluster, names: readonly string[]): void {
+  const core = (): CoreV1Api => cluster().kubeConfig.makeApiClient(CoreV1Api);
+  beforeAll(async () => {
+    for (const name of names) await core().createNamespace({ body: { metadata: { name } } });
+    // The ServiceAccount admission plugin refuses pods until the controller-manager has made the
+    // namespace's default service account.
+    for (const namespace of names)
+      await waitFor(() => core().readNamespacedServiceAccount({ name: 'default', namespace }), {
+        what: `the default service account of ${namespace}`,
+      });
+  });
+  afterAll(async () => {
+    for (const name of names) await core().deleteNamespace({ name });
+  });
 }

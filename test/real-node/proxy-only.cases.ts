@@ -20,12 +20,13 @@ import { notebookEngineKind } from '../../operator/src/kinds/notebook-engine.ts'
 import { sandboxEngineKind } from '../../operator/src/kinds/sandbox-engine.ts';
 import { find, MINIMAL_VALUES, render } from '../charts/helm.ts';
 import { waitFor } from '../cluster/wait.ts';
-import { podReaches, probePod } from './probe-pods.ts';
+import { podReaches, probePod, useNamespaces } from './probe-pods.ts';
+import { REAL_NODE_CLUSTER } from './real-product.ts';
 import { useCluster } from '../helpers/use-cluster.ts';
 import type { Cluster } from '../cluster/cluster.ts';
 
 /** The release namespace: engines, the gateway and the operator run here. */
-const NAMESPACE = 'default';
+const NAMESPACE = 'proxy-only';
 /** Where an ingress controller would run. */
 const ELSEWHERE = 'ingress-nginx';
 const NOTEBOOK_PORT = notebookEngineKind.port ?? 8888;
@@ -97,80 +98,83 @@ function reaches(from: string, namespace: string, url: string): Promise<boolean>
   return podReaches(cluster(), from, namespace, url);
 }
 
-describe("the chart's default engine peers on the real node", () => {
-  cluster = useCluster({ realNode: true, nodes: { cpuNodes: 1, gpuNodes: 0, gpusPerNode: 0 } });
-  const urls = { notebook: '', sandbox: '' };
+/** Declares the cases (real-node.test.ts runs them on its one cluster with a real node). */
+export function proxyOnlyCases(): void {
+  describe("the chart's default engine peers on the real node", () => {
+    cluster = useCluster(REAL_NODE_CLUSTER);
+    useNamespaces(cluster, [NAMESPACE, ELSEWHERE]);
+    const urls = { notebook: '', sandbox: '' };
 
-  beforeAll(async () => {
-    const { env, labels } = await chart();
-    const engineNetworkPeers = networkPeers(env['AIEM_ENGINE_NETWORK_PEERS']);
-    const publishedPortPeers = networkPeers(env['AIEM_SANDBOX_PORTS_PEERS'], 'AIEM_SANDBOX_PORTS_PEERS');
-    // As operator/src/main.ts reads them.
-    const settings: Settings = {
-      publicUrl: 'https://aiem.example.com',
-      engineNetworkPeers,
-      publishedPortPeers,
-    };
-    const notebook = operatorView(notebookEngineKind, 'notebook', settings);
-    const sandbox = operatorView(sandboxEngineKind, 'sandbox', settings);
-    const other = operatorView(notebookEngineKind, 'other', settings);
+    beforeAll(async () => {
+      const { env, labels } = await chart();
+      const engineNetworkPeers = networkPeers(env['AIEM_ENGINE_NETWORK_PEERS']);
+      const publishedPortPeers = networkPeers(env['AIEM_SANDBOX_PORTS_PEERS'], 'AIEM_SANDBOX_PORTS_PEERS');
+      // As operator/src/main.ts reads them.
+      const settings: Settings = {
+        publicUrl: 'https://aiem.example.com',
+        engineNetworkPeers,
+        publishedPortPeers,
+      };
+      const notebook = operatorView(notebookEngineKind, 'notebook', settings);
+      const sandbox = operatorView(sandboxEngineKind, 'sandbox', settings);
+      const other = operatorView(notebookEngineKind, 'other', settings);
 
-    const core = cluster().kubeConfig.makeApiClient(CoreV1Api);
-    const networking = cluster().kubeConfig.makeApiClient(NetworkingV1Api);
-    await core.createNamespace({ body: { metadata: { name: ELSEWHERE } } });
-    for (const { policy } of [notebook, sandbox, other])
-      await networking.createNamespacedNetworkPolicy({ namespace: NAMESPACE, body: policy });
-    const pods: [string, V1Pod][] = [
-      [NAMESPACE, pod('notebook', notebook.labels, NOTEBOOK_PORT)],
-      [NAMESPACE, pod('sandbox', sandbox.labels, SANDBOX_PORT)],
-      [NAMESPACE, pod('other-engine', other.labels)],
-      [NAMESPACE, pod('gateway', labels('gateway'))],
-      [NAMESPACE, pod('operator', labels('operator'))],
-      [ELSEWHERE, pod('controller', { 'app.kubernetes.io/name': 'ingress-nginx' })],
-    ];
-    await Promise.all(pods.map(([namespace, body]) => core.createNamespacedPod({ namespace, body })));
-    const ready = ([namespace, { metadata }]: [string, V1Pod]): Promise<V1Pod> =>
-      waitFor(
-        async () => {
-          const p = await core.readNamespacedPod({ name: metadata?.name ?? '', namespace });
-          return p.status?.containerStatuses?.[0]?.ready === true ? p : undefined;
-        },
-        { what: `${metadata?.name ?? ''} to be ready on the real node`, timeoutMs: 90_000 },
-      );
-    const [notebookPod, sandboxPod] = await Promise.all(pods.map(ready));
-    urls.notebook = `http://${notebookPod?.status?.podIP ?? ''}:${NOTEBOOK_PORT}/`;
-    urls.sandbox = `http://${sandboxPod?.status?.podIP ?? ''}:${SANDBOX_PORT}/`;
-    // The agent learns of pods and policies through watches, and refuses a connection from a pod
-    // it has not seen yet: wait until it has seen every pod (each allowed peer, of both namespaces,
-    // gets its answer) before judging what it refuses.
-    const allowed: [string, string, string][] = [
-      ['gateway', NAMESPACE, urls.notebook],
-      ['gateway', NAMESPACE, urls.sandbox],
-      ['operator', NAMESPACE, urls.notebook],
-      ['operator', NAMESPACE, urls.sandbox],
-      ['controller', ELSEWHERE, urls.sandbox],
-    ];
-    for (const [from, namespace, url] of allowed)
-      await waitFor(async () => ((await reaches(from, namespace, url)) ? true : undefined), {
-        what: `${from} to get an answer from ${url}`,
-        timeoutMs: 60_000,
-      });
-  }, 300_000);
+      const core = cluster().kubeConfig.makeApiClient(CoreV1Api);
+      const networking = cluster().kubeConfig.makeApiClient(NetworkingV1Api);
+      for (const { policy } of [notebook, sandbox, other])
+        await networking.createNamespacedNetworkPolicy({ namespace: NAMESPACE, body: policy });
+      const pods: [string, V1Pod][] = [
+        [NAMESPACE, pod('notebook', notebook.labels, NOTEBOOK_PORT)],
+        [NAMESPACE, pod('sandbox', sandbox.labels, SANDBOX_PORT)],
+        [NAMESPACE, pod('other-engine', other.labels)],
+        [NAMESPACE, pod('gateway', labels('gateway'))],
+        [NAMESPACE, pod('operator', labels('operator'))],
+        [ELSEWHERE, pod('controller', { 'app.kubernetes.io/name': 'ingress-nginx' })],
+      ];
+      await Promise.all(pods.map(([namespace, body]) => core.createNamespacedPod({ namespace, body })));
+      const ready = ([namespace, { metadata }]: [string, V1Pod]): Promise<V1Pod> =>
+        waitFor(
+          async () => {
+            const p = await core.readNamespacedPod({ name: metadata?.name ?? '', namespace });
+            return p.status?.containerStatuses?.[0]?.ready === true ? p : undefined;
+          },
+          { what: `${metadata?.name ?? ''} to be ready on the real node`, timeoutMs: 90_000 },
+        );
+      const [notebookPod, sandboxPod] = await Promise.all(pods.map(ready));
+      urls.notebook = `http://${notebookPod?.status?.podIP ?? ''}:${NOTEBOOK_PORT}/`;
+      urls.sandbox = `http://${sandboxPod?.status?.podIP ?? ''}:${SANDBOX_PORT}/`;
+      // The agent learns of pods and policies through watches, and refuses a connection from a pod
+      // it has not seen yet: wait until it has seen every pod (each allowed peer, of both
+      // namespaces, gets its answer) before judging what it refuses.
+      const allowed: [string, string, string][] = [
+        ['gateway', NAMESPACE, urls.notebook],
+        ['gateway', NAMESPACE, urls.sandbox],
+        ['operator', NAMESPACE, urls.notebook],
+        ['operator', NAMESPACE, urls.sandbox],
+        ['controller', ELSEWHERE, urls.sandbox],
+      ];
+      for (const [from, namespace, url] of allowed)
+        await waitFor(async () => ((await reaches(from, namespace, url)) ? true : undefined), {
+          what: `${from} to get an answer from ${url}`,
+          timeoutMs: 60_000,
+        });
+    }, 300_000);
 
-  test("the gateway's and the operator's pods open a notebook's port and a sandbox's", async () => {
-    for (const from of ['gateway', 'operator']) {
-      expect(await reaches(from, NAMESPACE, urls.notebook)).toBe(true);
-      expect(await reaches(from, NAMESPACE, urls.sandbox)).toBe(true);
-    }
+    test("the gateway's and the operator's pods open a notebook's port and a sandbox's", async () => {
+      for (const from of ['gateway', 'operator']) {
+        expect(await reaches(from, NAMESPACE, urls.notebook)).toBe(true);
+        expect(await reaches(from, NAMESPACE, urls.sandbox)).toBe(true);
+      }
+    });
+
+    test('another engine, in the same namespace, opens neither', async () => {
+      expect(await reaches('other-engine', NAMESPACE, urls.notebook)).toBe(false);
+      expect(await reaches('other-engine', NAMESPACE, urls.sandbox)).toBe(false);
+    });
+
+    test("a pod of another namespace (an ingress controller) is refused the notebook but opens the sandbox's public port", async () => {
+      expect(await reaches('controller', ELSEWHERE, urls.notebook)).toBe(false);
+      expect(await reaches('controller', ELSEWHERE, urls.sandbox)).toBe(true);
+    });
   });
-
-  test('another engine, in the same namespace, opens neither', async () => {
-    expect(await reaches('other-engine', NAMESPACE, urls.notebook)).toBe(false);
-    expect(await reaches('other-engine', NAMESPACE, urls.sandbox)).toBe(false);
-  });
-
-  test("a pod of another namespace (an ingress controller) is refused the notebook but opens the sandbox's public port", async () => {
-    expect(await reaches('controller', ELSEWHERE, urls.notebook)).toBe(false);
-    expect(await reaches('controller', ELSEWHERE, urls.sandbox)).toBe(true);
-  });
-});
+}

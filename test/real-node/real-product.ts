@@ -3,12 +3,24 @@
  * gateway and operator under real tokens and the default policy, one simulated node beside the
  * real one, and the real-node catalogue (test/cluster/real-catalogue.ts) created as `admin`.
  */
+import type { ClusterOptions } from '../cluster/cluster.ts';
 import { createCatalogue, realCatalogue } from '../cluster/real-catalogue.ts';
 import { useApiServer, type ApiServer } from '../helpers/api-server.ts';
 import { useIdentity, type TestIdentity } from '../helpers/use-identity.ts';
 
 /** The accounts: an administrator, and users with their own roles. */
 type Account = Parameters<typeof useIdentity>[0]['accounts'][number];
+
+/**
+ * The cluster of the real-node cases: the real node and one simulated node beside it, on which
+ * engines of the real-node catalogue must not land, with the product's CRDs.
+ * real-node.test.ts shares one among them.
+ */
+export const REAL_NODE_CLUSTER: ClusterOptions = {
+  realNode: true,
+  nodes: { cpuNodes: 1, gpuNodes: 0, gpusPerNode: 0 },
+  crds: true,
+};
 
 const ADMIN: Account = { id: 'admin', name: 'Ada Admin', roles: ['admin'] };
 
@@ -17,13 +29,12 @@ export function useRealNodeProduct(
   users: readonly Account[],
 ): { identity: () => TestIdentity; api: () => ApiServer } {
   const { identity, authenticate, authorizer } = useIdentity({ accounts: [ADMIN, ...users] });
-  // One simulated node beside the real one: engines of the real-node catalogue must land there.
   const api = useApiServer({
     namespace,
     authenticate,
     authorizer,
     operator: true,
-    cluster: { realNode: true, nodes: { cpuNodes: 1, gpuNodes: 0, gpusPerNode: 0 } },
+    cluster: REAL_NODE_CLUSTER,
     // Browsers sign in at the file's identity provider.
     login: () => {
       const { provider } = identity();
