@@ -93,6 +93,10 @@ const cluster = await startCluster({
   nodes: { ...DEFAULT_NODE_POOLS, cpuNodes: count('AIEM_CPU_NODES', DEFAULT_NODE_POOLS.cpuNodes) },
   // metrics-server, so that sandbox engines' metrics are real here too.
   metrics: true,
+  // The product's resource kinds (`kubectl get aiem`), served before the controllers start: the
+  // garbage collector then knows them at once, and what an engine or a port owns goes with it
+  // (kinds added later are found only at its next discovery, up to 30 s on).
+  crds: true,
 });
 shutdown.add({
   name: 'the cluster',
@@ -101,9 +105,6 @@ shutdown.add({
     cluster.kill();
   },
 });
-// The product's resource kinds, so that `kubectl get aiem` works against the local stack.
-await cluster.kubectl(['apply', '-f', join(ROOT, 'crds')]);
-await cluster.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
 const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
 // Kueue's start made it already: it manages the pods of this namespace.
 if (!queueing)
