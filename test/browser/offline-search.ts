@@ -17,19 +17,25 @@ const suggestions = (page: Page) => page.locator('.navbar__search [role="listbox
 
 describe('offline search box', () => {
   test('/, Ctrl+K and Cmd+K focus it; "/" typed in the box stays text', async () => {
-    const page = await site().newPage();
-    await openPage(page, site().url);
+    // A page of its own for each shortcut: the box may also hear a shortcut after its key (the
+    // search plugin's own handler), which would focus it again after a blur on a shared page.
     for (const shortcut of ['/', 'Control+k', 'Meta+k']) {
-      await page.evaluate(() => {
-        (document.activeElement as HTMLElement | null)?.blur();
-      });
+      const page = await site().newPage();
+      await openPage(page, site().url);
       await expect(focused(page)).resolves.toBe(false);
       await page.keyboard.press(shortcut);
-      await expect(focused(page)).resolves.toBe(true);
+      await page.waitForFunction(
+        (box) => document.activeElement === document.querySelector(box),
+        SEARCH_BOX,
+        {
+          timeout: 5_000,
+        },
+      );
+      if (shortcut !== '/') continue;
+      await input(page).fill('');
+      await page.keyboard.type('a/b');
+      await expect(input(page).inputValue()).resolves.toBe('a/b');
     }
-    await input(page).fill('');
-    await page.keyboard.type('a/b');
-    await expect(input(page).inputValue()).resolves.toBe('a/b');
   });
 
   test('lists the matching pages, and choosing one opens it in place', async () => {
