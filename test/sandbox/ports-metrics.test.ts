@@ -7,6 +7,8 @@
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { useApiServer, type ApiServer } from '../helpers/api-server.ts';
 import { waitFor } from '../cluster/wait.ts';
+import { SANDBOX_KIND } from '../cluster/sandbox-simulator.ts';
+import { ENGINE_KIND_LABEL } from '../../shared/resources.ts';
 
 const NAMESPACE = 'sbx-ports';
 const api = useApiServer({ namespace: NAMESPACE, operator: true });
@@ -62,6 +64,15 @@ beforeAll(async () => {
     },
     { what: 'the sandbox engine to run', timeoutMs: 90_000, intervalMs: 500 },
   );
+  // On a simulated node the sandbox's commands run once the simulator has given kwok its exec
+  // rule, which may come moments after the engine runs (a real kubelet serves exec with the
+  // container): the disk is measured by a command.
+  const pods = await api()
+    .cluster.kubeConfig.makeApiClient(CoreV1Api)
+    .listNamespacedPod({ namespace: NAMESPACE, labelSelector: `${ENGINE_KIND_LABEL}=${SANDBOX_KIND}` });
+  expect(pods.items).toHaveLength(1);
+  for (const pod of pods.items)
+    await api().cluster.sandboxes.ready({ namespace: NAMESPACE, name: pod.metadata?.name ?? '' });
 }, 150_000);
 
 describe('MetricsService without metrics-server', () => {
